@@ -1,0 +1,122 @@
+// Package docplatform holds the domain of the document platform: who is
+// calling (Identity), what they may do (Role, AccessLevel), and the records
+// authorization rests on (User, Group, Membership, APIKey).
+//
+// The packages beside it are leaves that implement or use these types:
+// sqlstore (SQLite and PostgreSQL), devidp (the development OpenID
+// provider), and the HTTP layer with its check chain. Nothing here imports a
+// driver or net/http.
+package docplatform
+
+import (
+	"errors"
+	"time"
+)
+
+// Role is a user's role within one group. MEMBER < ADMIN.
+type Role string
+
+const (
+	RoleMember Role = "MEMBER"
+	RoleAdmin  Role = "ADMIN"
+)
+
+// rank orders roles; an unknown role ranks below MEMBER.
+func (r Role) rank() int {
+	switch r {
+	case RoleMember:
+		return 1
+	case RoleAdmin:
+		return 2
+	}
+	return 0
+}
+
+// AtLeast reports whether r is min or above it. The empty minimum admits
+// every known role.
+func (r Role) AtLeast(min Role) bool {
+	if min == "" {
+		return r.rank() > 0
+	}
+	return r.rank() >= min.rank()
+}
+
+// Valid reports whether r is one of the defined roles.
+func (r Role) Valid() bool { return r.rank() > 0 }
+
+// Identity is who a request acts as, resolved by the check chain.
+type Identity struct {
+	// UserID is the provider's subject; empty for API-key requests.
+	UserID string
+	// IsSystemAdmin comes from the user record; always false for API keys.
+	IsSystemAdmin bool
+	// GroupRoles maps group id to the caller's role in that group. Soft-
+	// deleted groups never appear here.
+	GroupRoles map[string]Role
+	// APIKeyID is set when the request authenticated with an API key.
+	APIKeyID string
+}
+
+// ViaAPIKey reports whether the identity comes from an API key.
+func (id *Identity) ViaAPIKey() bool { return id != nil && id.APIKeyID != "" }
+
+// GroupIDs returns the groups a listing may show, and false when the
+// caller is a system admin and no filter applies.
+func (id *Identity) GroupIDs() (ids []string, filtered bool) {
+	if id.IsSystemAdmin {
+		return nil, false
+	}
+	ids = make([]string, 0, len(id.GroupRoles))
+	for g := range id.GroupRoles {
+		ids = append(ids, g)
+	}
+	return ids, true
+}
+
+// User is a person known to the platform. ID is the provider's `sub`.
+type User struct {
+	ID                string
+	Email             string // optional: some providers send none
+	Name              string
+	PreferredUsername string
+	IsSystemAdmin     bool
+	CreatedAt         time.Time
+	UpdatedAt         time.Time
+}
+
+// Group owns every primary resource. A soft-deleted group (DeletedAt set)
+// grants nothing: its memberships and API key stop working.
+type Group struct {
+	ID          string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	DeletedAt   *time.Time
+}
+
+// Membership is a user's role in a group.
+type Membership struct {
+	UserID    string
+	GroupID   string
+	Role      Role
+	CreatedAt time.Time
+}
+
+// APIKey is a group's machine credential. The key itself is never stored:
+// Hash is HMAC-SHA-256 of the full key under the platform's secret, and
+// Prefix is the recognisable start shown to people.
+type APIKey struct {
+	ID        string
+	GroupID   string
+	Prefix    string
+	Hash      []byte
+	CreatedBy string // user id of the creator, kept for audit only
+	CreatedAt time.Time
+	LastUsed  *time.Time
+}
+
+// Errors shared by every store and handler; match them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
