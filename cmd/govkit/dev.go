@@ -73,6 +73,7 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 			shutdown(stops)
 			return 1
 		default:
+			fmt.Fprintf(io.out, "%s: started\n", p.name)
 			started++
 			stops = append(stops, stop)
 		}

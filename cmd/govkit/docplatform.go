@@ -5,10 +5,7 @@ import (
 	"io"
 )
 
-func runDocplatform(ctx context.Context, args []string, io stdio) int {
-	return dispatch(ctx, "docplatform", map[string]command{}, args, io)
-}
-
+// startDocplatformDev starts the document platform for `govkit dev`.
 func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (func(context.Context) error, error) {
 	return nil, errPartNotBuilt
 }

@@ -32,12 +32,21 @@ type command struct {
 	run     func(ctx context.Context, args []string, io stdio) int
 }
 
+// subcommands holds the subcommands of event, docplatform and notify. Each
+// part's file adds its own in an init function, so the parts' wiring stays in
+// the file named after the part.
+var subcommands = map[string]map[string]command{
+	"event":       {},
+	"docplatform": {},
+	"notify":      {},
+}
+
 func commands() map[string]command {
 	return map[string]command{
 		"dev":         {"run every part on embedded defaults (SQLite, dev OpenID provider, embedded stores, mail catcher)", runDev},
-		"docplatform": {"the document platform: serve, grant-admin", runDocplatform},
-		"notify":      {"the notification service: serve, upgrade", runNotify},
-		"event":       {"validate Event records, convert them to date form", runEvent},
+		"docplatform": {"the document platform: serve, grant-admin", runPart("docplatform")},
+		"notify":      {"the notification service: serve, upgrade", runPart("notify")},
+		"event":       {"validate Event records, convert them to date form", runPart("event")},
 		"version":     {"print the version", runVersion},
 		"help":        {"show this help", runHelp},
 	}
@@ -105,6 +114,13 @@ func runVersion(_ context.Context, args []string, io stdio) int {
 	}
 	fmt.Fprintf(io.out, "govkit %s\n", version)
 	return 0
+}
+
+// runPart returns the command that dispatches to a part's subcommands.
+func runPart(name string) func(context.Context, []string, stdio) int {
+	return func(ctx context.Context, args []string, io stdio) int {
+		return dispatch(ctx, name, subcommands[name], args, io)
+	}
 }
 
 // dispatch runs one of a command's own subcommands (govkit notify serve, …).

@@ -5,10 +5,7 @@ import (
 	"io"
 )
 
-func runNotify(ctx context.Context, args []string, io stdio) int {
-	return dispatch(ctx, "notify", map[string]command{}, args, io)
-}
-
+// startNotifyDev starts the notification service for `govkit dev`.
 func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (func(context.Context) error, error) {
 	return nil, errPartNotBuilt
 }
