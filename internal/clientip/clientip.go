@@ -1,0 +1,135 @@
+// Package clientip finds the address of the client that sent an HTTP
+// request when the service may sit behind reverse proxies.
+//
+// Per-client limits (request rates, API-key failures) must key on the real
+// client, not on the proxy in front of the service: otherwise every user
+// shares the proxy's budget and one client can lock out all the others.
+// But X-Forwarded-For is written by whoever sends the request, so it may
+// only be believed as far as it was appended by proxies we trust.
+//
+// The rule: start from the socket peer. While the current hop lies inside a
+// trusted network, step one entry left in X-Forwarded-For (the rightmost
+// entry was appended by the proxy we are talking to). The first untrusted
+// address is the client. With no trusted networks configured the header is
+// ignored entirely and the socket peer is the client.
+package clientip
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+)
+
+// Resolver picks the client address of a request.
+type Resolver struct {
+	trusted []netip.Prefix
+}
+
+// Parse builds a Resolver from a comma- or space-separated list of CIDRs or
+// single addresses (the TRUSTED_PROXIES variable). An empty list trusts no
+// proxy.
+func Parse(list string) (*Resolver, error) {
+	fields := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' })
+	return New(fields)
+}
+
+// New builds a Resolver trusting the given CIDRs or single addresses.
+func New(cidrs []string) (*Resolver, error) {
+	r := &Resolver{}
+	for _, c := range cidrs {
+		c = strings.TrimSpace(c)
+		if c == "" {
+			continue
+		}
+		if strings.Contains(c, "/") {
+			p, err := netip.ParsePrefix(c)
+			if err != nil {
+				return nil, fmt.Errorf("trusted proxy %q: not a CIDR: %w", c, err)
+			}
+			r.trusted = append(r.trusted, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(c)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: not an address or CIDR: %w", c, err)
+		}
+		a = a.Unmap()
+		r.trusted = append(r.trusted, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return r, nil
+}
+
+// Trusts reports whether a lies in one of the trusted networks.
+func (r *Resolver) Trusts(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range r.trusted {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClientIP returns the client address of req as a string, for use as a
+// counter key. When the socket address cannot be parsed (a test harness
+// that sets RemoteAddr by hand) it is returned as it is.
+func (r *Resolver) ClientIP(req *http.Request) string {
+	peer, ok := parseHostPort(req.RemoteAddr)
+	if !ok {
+		return req.RemoteAddr
+	}
+	if len(r.trusted) == 0 || !r.Trusts(peer) {
+		return peer.String()
+	}
+	client := peer
+	values := req.Header.Values("X-Forwarded-For")
+	// Several header lines are one list in order (RFC 9110 §5.3).
+	for i := len(values) - 1; i >= 0; i-- {
+		entries := strings.Split(values[i], ",")
+		for j := len(entries) - 1; j >= 0; j-- {
+			a, ok := parseHop(entries[j])
+			if !ok {
+				// A garbled hop was written by someone we cannot vouch for;
+				// the last address we could check is as far as we go.
+				return client.String()
+			}
+			client = a
+			if !r.Trusts(a) {
+				return a.String()
+			}
+		}
+	}
+	// Every hop is trusted: the leftmost one is as close to the client as
+	// the chain tells.
+	return client.String()
+}
+
+func parseHostPort(s string) (netip.Addr, bool) {
+	if ap, err := netip.ParseAddrPort(s); err == nil {
+		return ap.Addr().Unmap(), true
+	}
+	host, _, err := net.SplitHostPort(s)
+	if err != nil {
+		host = s
+	}
+	a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+	if err != nil {
+		return netip.Addr{}, false
+	}
+	return a.Unmap(), true
+}
+
+// parseHop reads one X-Forwarded-For entry; proxies sometimes append a port
+// or brackets.
+func parseHop(s string) (netip.Addr, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return netip.Addr{}, false
+	}
+	if a, err := netip.ParseAddr(s); err == nil {
+		return a.Unmap(), true
+	}
+	return parseHostPort(s)
+}

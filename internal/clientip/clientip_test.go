@@ -1,0 +1,91 @@
+package clientip_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/govkit/govkit/internal/clientip"
+)
+
+func TestClientIP(t *testing.T) {
+	cases := []struct {
+		name    string
+		trusted string
+		remote  string
+		xff     []string
+		want    string
+	}{
+		{"no trusted proxies: socket address, header ignored", "", "203.0.113.7:5555", []string{"198.51.100.1"}, "203.0.113.7"},
+		{"untrusted peer: spoofed header ignored", "10.0.0.0/8", "203.0.113.7:5555", []string{"198.51.100.1"}, "203.0.113.7"},
+		{"trusted peer without header: the peer", "10.0.0.0/8", "10.1.2.3:80", nil, "10.1.2.3"},
+		{"trusted peer: rightmost untrusted hop is the client", "10.0.0.0/8", "10.1.2.3:80", []string{"198.51.100.1"}, "198.51.100.1"},
+		{"spoofed left entries are skipped past the first untrusted hop", "10.0.0.0/8", "10.1.2.3:80", []string{"1.1.1.1, 198.51.100.1"}, "198.51.100.1"},
+		{"chain of trusted proxies is walked", "10.0.0.0/8, 192.168.0.0/16", "10.1.2.3:80", []string{"198.51.100.1, 192.168.5.5, 10.9.9.9"}, "198.51.100.1"},
+		{"several header lines form one list", "10.0.0.0/8", "10.1.2.3:80", []string{"1.1.1.1", "198.51.100.1, 10.2.2.2"}, "198.51.100.1"},
+		{"all hops trusted: the leftmost", "10.0.0.0/8", "10.1.2.3:80", []string{"10.5.5.5, 10.6.6.6"}, "10.5.5.5"},
+		{"garbage hop stops the walk at the last checked address", "10.0.0.0/8", "10.1.2.3:80", []string{"1.1.1.1, not-an-ip"}, "10.1.2.3"},
+		{"single trusted address without prefix length", "10.1.2.3", "10.1.2.3:80", []string{"198.51.100.1"}, "198.51.100.1"},
+		{"IPv6 peer and hop", "fd00::/8", "[fd00::1]:443", []string{"2001:db8::5"}, "2001:db8::5"},
+		{"IPv4-mapped IPv6 peer counts as IPv4", "127.0.0.0/8", "[::ffff:127.0.0.1]:1", []string{"198.51.100.9"}, "198.51.100.9"},
+		{"hop with port", "10.0.0.0/8", "10.1.2.3:80", []string{"198.51.100.1:4711"}, "198.51.100.1"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := clientip.Parse(c.trusted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req := httptest.NewRequest("GET", "/", nil)
+			req.RemoteAddr = c.remote
+			for _, v := range c.xff {
+				req.Header.Add("X-Forwarded-For", v)
+			}
+			if got := r.ClientIP(req); got != c.want {
+				t.Errorf("ClientIP = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestParseRejectsBadCIDR(t *testing.T) {
+	for _, bad := range []string{"10.0.0.0/33", "nonsense", "10.0.0.0/8, x"} {
+		if _, err := clientip.Parse(bad); err == nil {
+			t.Errorf("Parse(%q) accepted", bad)
+		}
+	}
+}
+
+// Over a real loopback connection: the peer is 127.0.0.1, so the header only
+// counts when loopback is a trusted proxy.
+func TestOverLoopback(t *testing.T) {
+	for _, c := range []struct {
+		name, trusted, want string
+	}{
+		{"untrusted loopback peer: spoofed header ignored", "", "127.0.0.1"},
+		{"trusted loopback proxy: header believed", "127.0.0.0/8", "198.51.100.1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := clientip.Parse(c.trusted)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+				io.WriteString(w, r.ClientIP(req))
+			}))
+			defer srv.Close()
+			req, _ := http.NewRequest("GET", srv.URL, nil)
+			req.Header.Set("X-Forwarded-For", "198.51.100.1")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if string(b) != c.want {
+				t.Errorf("client ip %q, want %q", b, c.want)
+			}
+		})
+	}
+}
