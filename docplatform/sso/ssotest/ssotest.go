@@ -1,0 +1,297 @@
+// Package ssotest runs a small OpenID provider over real HTTP for tests of
+// the platform's OIDC client: discovery, a key set whose fetches are
+// counted, an authorization endpoint that approves at once as a chosen user,
+// a token endpoint (authorization code with PKCE and client secret,
+// refresh with rotation), end_session and revocation. Its signing key can
+// mint any token a test needs, including the forgeries a verifier must
+// refuse. The development provider (devidp) is the full one; this one
+// exists so that token rules can be tested token by token.
+package ssotest
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+)
+
+// User is who the authorization endpoint logs in.
+type User struct {
+	Subject, Email, Name, PreferredUsername string
+}
+
+// Provider is a running test provider.
+type Provider struct {
+	Server       *httptest.Server
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	Key          *rsa.PrivateKey
+	KeyID        string
+
+	// AccessTTL is the lifetime of issued access tokens (default 5 min).
+	AccessTTL time.Duration
+	// RotateRefresh makes every refresh return a new refresh token.
+	RotateRefresh bool
+
+	JWKSFetches  atomic.Int64
+	Revoked      chan string // refresh tokens revoked, buffered
+	mu           sync.Mutex
+	user         User
+	codes        map[string]codeGrant
+	refresh      map[string]User
+	nextIDNonce  string
+	noRevocation bool
+}
+
+type codeGrant struct {
+	user               User
+	challenge, nonce   string
+	redirect, clientID string
+}
+
+// Options changes the discovery document.
+type Options struct {
+	NoRevocation bool
+}
+
+// New starts a provider with issuer {server}/realms/test.
+func New(t testing.TB, opts ...Options) *Provider {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Provider{
+		ClientID: "platform", ClientSecret: "s3cret", Key: key, KeyID: "k1",
+		AccessTTL: 5 * time.Minute, Revoked: make(chan string, 16),
+		user:  User{Subject: "user-1", Email: "ada@example.org", Name: "Ada Lovelace", PreferredUsername: "ada"},
+		codes: map[string]codeGrant{}, refresh: map[string]User{},
+	}
+	for _, o := range opts {
+		p.noRevocation = o.NoRevocation
+	}
+	mux := http.NewServeMux()
+	p.Server = httptest.NewServer(mux)
+	t.Cleanup(p.Server.Close)
+	p.Issuer = p.Server.URL + "/realms/test"
+	base := "/realms/test"
+	mux.HandleFunc("GET "+base+"/.well-known/openid-configuration", p.discovery)
+	mux.HandleFunc("GET "+base+"/protocol/openid-connect/certs", p.jwks)
+	mux.HandleFunc("GET "+base+"/protocol/openid-connect/auth", p.authorize)
+	mux.HandleFunc("POST "+base+"/protocol/openid-connect/token", p.token)
+	mux.HandleFunc("POST "+base+"/protocol/openid-connect/revoke", p.revoke)
+	return p
+}
+
+// SetUser chooses who the next logins are.
+func (p *Provider) SetUser(u User) { p.mu.Lock(); p.user = u; p.mu.Unlock() }
+
+// NextIDTokenNonce makes the next code exchange answer with this nonce in
+// the ID token instead of the one the login sent.
+func (p *Provider) NextIDTokenNonce(n string) { p.mu.Lock(); p.nextIDNonce = n; p.mu.Unlock() }
+
+func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
+	e := p.Issuer + "/protocol/openid-connect"
+	doc := map[string]any{
+		"issuer": p.Issuer, "authorization_endpoint": e + "/auth", "token_endpoint": e + "/token",
+		"jwks_uri": e + "/certs", "end_session_endpoint": e + "/logout",
+		"id_token_signing_alg_values_supported": []string{"RS256"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
+	}
+	if !p.noRevocation {
+		doc["revocation_endpoint"] = e + "/revoke"
+	}
+	writeJSON(w, doc)
+}
+
+func (p *Provider) jwks(w http.ResponseWriter, r *http.Request) {
+	p.JWKSFetches.Add(1)
+	writeJSON(w, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &p.Key.PublicKey, KeyID: p.KeyID, Algorithm: "RS256", Use: "sig"}}})
+}
+
+func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	redirect, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || q.Get("response_type") != "code" || q.Get("client_id") != p.ClientID || q.Get("code_challenge_method") != "S256" {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	code := rand.Text()
+	p.mu.Lock()
+	p.codes[code] = codeGrant{user: p.user, challenge: q.Get("code_challenge"), nonce: q.Get("nonce"), redirect: q.Get("redirect_uri"), clientID: q.Get("client_id")}
+	p.mu.Unlock()
+	rq := redirect.Query()
+	rq.Set("code", code)
+	rq.Set("state", q.Get("state"))
+	redirect.RawQuery = rq.Encode()
+	http.Redirect(w, r, redirect.String(), http.StatusFound)
+}
+
+func (p *Provider) clientOK(r *http.Request) bool {
+	id, secret, ok := r.BasicAuth()
+	if ok {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	return id == p.ClientID && secret == p.ClientSecret
+}
+
+func oauthError(w http.ResponseWriter, status int, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(map[string]string{"error": code})
+}
+
+func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || !p.clientOK(r) {
+		oauthError(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	switch r.PostForm.Get("grant_type") {
+	case "authorization_code":
+		p.mu.Lock()
+		g, ok := p.codes[r.PostForm.Get("code")]
+		delete(p.codes, r.PostForm.Get("code"))
+		nonce := g.nonce
+		if p.nextIDNonce != "" {
+			nonce, p.nextIDNonce = p.nextIDNonce, ""
+		}
+		p.mu.Unlock()
+		sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+		if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge || r.PostForm.Get("redirect_uri") != g.redirect {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		p.issue(w, g.user, nonce, "")
+	case "refresh_token":
+		rt := r.PostForm.Get("refresh_token")
+		p.mu.Lock()
+		u, ok := p.refresh[rt]
+		if ok && p.RotateRefresh {
+			delete(p.refresh, rt)
+		}
+		p.mu.Unlock()
+		if !ok {
+			oauthError(w, http.StatusBadRequest, "invalid_grant")
+			return
+		}
+		keep := rt
+		if p.RotateRefresh {
+			keep = ""
+		}
+		p.issue(w, u, "", keep)
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
+	}
+}
+
+func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh string) {
+	now := time.Now()
+	at := p.Mint(nil, map[string]any{
+		"iss": p.Issuer, "sub": u.Subject, "aud": []string{"account", p.ClientID}, "azp": p.ClientID,
+		"typ": "Bearer", "iat": now.Unix(), "exp": now.Add(p.AccessTTL).Unix(), "jti": rand.Text(),
+	})
+	idClaims := map[string]any{
+		"iss": p.Issuer, "sub": u.Subject, "aud": p.ClientID, "azp": p.ClientID, "typ": "ID",
+		"iat": now.Unix(), "exp": now.Add(p.AccessTTL).Unix(),
+		"email": u.Email, "name": u.Name, "preferred_username": u.PreferredUsername,
+	}
+	if nonce != "" {
+		idClaims["nonce"] = nonce
+	}
+	rt := keepRefresh
+	if rt == "" {
+		rt = rand.Text()
+		p.mu.Lock()
+		p.refresh[rt] = u
+		p.mu.Unlock()
+	}
+	writeJSON(w, map[string]any{
+		"access_token": at, "token_type": "Bearer", "expires_in": int(p.AccessTTL / time.Second),
+		"refresh_token": rt, "id_token": p.Mint(nil, idClaims),
+	})
+}
+
+func (p *Provider) revoke(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || !p.clientOK(r) {
+		oauthError(w, http.StatusUnauthorized, "invalid_client")
+		return
+	}
+	tok := r.PostForm.Get("token")
+	p.mu.Lock()
+	delete(p.refresh, tok)
+	p.mu.Unlock()
+	select {
+	case p.Revoked <- tok:
+	default:
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+// AccessClaims returns the claims of a valid access token for sub, for a
+// test to alter before minting.
+func (p *Provider) AccessClaims(sub string) map[string]any {
+	now := time.Now()
+	return map[string]any{
+		"iss": p.Issuer, "sub": sub, "aud": "account", "azp": p.ClientID, "typ": "Bearer",
+		"iat": now.Unix(), "exp": now.Add(p.AccessTTL).Unix(),
+	}
+}
+
+// Mint signs claims with the provider's key (RS256, kid = KeyID, header typ
+// JWT) after applying header overrides: "kid" and "typ" replace the
+// defaults, a nil value removes the header.
+func (p *Provider) Mint(header map[string]any, claims map[string]any) string {
+	return MintWith(p.Key, p.KeyID, header, claims)
+}
+
+// MintWith signs claims with any RSA key.
+func MintWith(key *rsa.PrivateKey, kid string, header map[string]any, claims map[string]any) string {
+	opts := (&jose.SignerOptions{}).WithType("JWT")
+	if v, ok := header["typ"]; ok {
+		opts = &jose.SignerOptions{}
+		if v != nil {
+			opts.WithType(jose.ContentType(v.(string)))
+		}
+	}
+	if v, ok := header["kid"]; ok {
+		if v == nil {
+			kid = ""
+		} else {
+			kid = v.(string)
+		}
+	}
+	jk := jose.JSONWebKey{Key: key, KeyID: kid}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jk}, opts)
+	if err != nil {
+		panic(err)
+	}
+	payload, _ := json.Marshal(claims)
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		panic(err)
+	}
+	s, err := jws.CompactSerialize()
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
