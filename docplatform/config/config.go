@@ -1,0 +1,170 @@
+// Package config reads the document platform's settings from the
+// environment, once, at start, into a typed Config that is passed down.
+//
+// Variable names and defaults are the original platform's (SSO_*,
+// FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
+// PORT, TRUSTED_PROXIES, REDIS_URL, COOKIE_SECRET, DOCUMENT_STORAGE). Every
+// problem is collected and reported together, so an operator fixes a
+// deployment in one go instead of one variable per restart.
+package config
+
+import (
+	"crypto/hkdf"
+	"crypto/sha256"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/govkit/govkit/docplatform/sso"
+	"github.com/govkit/govkit/internal/clientip"
+	"github.com/govkit/govkit/internal/ratelimit"
+)
+
+// Config is the platform's configuration.
+type Config struct {
+	AuthServerURL         string // SSO_AUTH_SERVER_URL
+	Realm                 string // SSO_REALM
+	Issuer                string // derived from the two above
+	ClientID              string // SSO_CLIENT_ID
+	ClientSecret          string // SSO_CLIENT_SECRET
+	RedirectURI           string // SSO_REDIRECT_URI
+	FrontendURL           string // FRONTEND_URL, without trailing slash
+	PostLogoutRedirectURI string // SSO_POST_LOGOUT_REDIRECT_URI, default FRONTEND_URL
+	NodeEnv               string // NODE_ENV
+	// SecureCookies is false only when NODE_ENV is development or test.
+	SecureCookies bool
+
+	GlobalLimit  ratelimit.Rule // THROTTLE_GLOBAL_LIMIT / _TTL_MS: 100 per 60 s
+	AuthLimit    ratelimit.Rule // THROTTLE_AUTH_LIMIT / _TTL_MS: 10 per 60 s (login, callback, logout each)
+	RefreshLimit ratelimit.Rule // THROTTLE_AUTH_REFRESH_LIMIT / _TTL_MS: 5 per 60 s
+
+	APIKeyMaxFailedAttempts int           // API_KEY_MAX_FAILED_ATTEMPTS: 20
+	APIKeyFailedWindow      time.Duration // API_KEY_FAILED_WINDOW_MS: 60 s
+	APIKeySweepInterval     time.Duration // API_KEY_SWEEP_INTERVAL_MS: 60 s
+
+	DatabaseURL     string // DATABASE_URL: postgres://… or a SQLite file; default under the data dir
+	Port            int    // PORT: 3002
+	TrustedProxies  *clientip.Resolver
+	RedisURL        string // REDIS_URL: optional shared counters
+	CookieSecret    string // COOKIE_SECRET: at least 32 characters
+	DocumentStorage string // DOCUMENT_STORAGE: default {data dir}/documents
+}
+
+// Error lists every configuration problem found.
+type Error struct{ Problems []string }
+
+func (e *Error) Error() string {
+	return "configuration:\n  " + strings.Join(e.Problems, "\n  ")
+}
+
+// MinCookieSecret is the shortest COOKIE_SECRET accepted: it keys the
+// login-state cookie encryption and the API-key HMAC.
+const MinCookieSecret = 32
+
+// Load reads the configuration through getenv (os.Getenv in production).
+// dataDir holds the defaults for DATABASE_URL and DOCUMENT_STORAGE.
+func Load(getenv func(string) string, dataDir string) (Config, error) {
+	var problems []string
+	req := func(name string) string {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			problems = append(problems, name+": required")
+		}
+		return v
+	}
+	absURL := func(name, v string) {
+		if v == "" {
+			return
+		}
+		u, err := url.Parse(v)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			problems = append(problems, name+": must be an absolute http(s) URL")
+		}
+	}
+	num := func(name string, def int) int {
+		v := strings.TrimSpace(getenv(name))
+		if v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			problems = append(problems, fmt.Sprintf("%s: must be a positive integer, got %q", name, v))
+			return def
+		}
+		return n
+	}
+	ms := func(name string, def int) time.Duration { return time.Duration(num(name, def)) * time.Millisecond }
+
+	var c Config
+	c.AuthServerURL = req("SSO_AUTH_SERVER_URL")
+	c.Realm = req("SSO_REALM")
+	c.ClientID = req("SSO_CLIENT_ID")
+	c.ClientSecret = req("SSO_CLIENT_SECRET")
+	c.RedirectURI = req("SSO_REDIRECT_URI")
+	c.FrontendURL = strings.TrimRight(req("FRONTEND_URL"), "/")
+	c.CookieSecret = req("COOKIE_SECRET")
+	absURL("SSO_AUTH_SERVER_URL", c.AuthServerURL)
+	absURL("SSO_REDIRECT_URI", c.RedirectURI)
+	absURL("FRONTEND_URL", c.FrontendURL)
+	if c.CookieSecret != "" && len(c.CookieSecret) < MinCookieSecret {
+		problems = append(problems, fmt.Sprintf("COOKIE_SECRET: must be at least %d characters", MinCookieSecret))
+	}
+	if c.AuthServerURL != "" {
+		c.Issuer = sso.IssuerFrom(c.AuthServerURL, c.Realm)
+	}
+	c.PostLogoutRedirectURI = strings.TrimSpace(getenv("SSO_POST_LOGOUT_REDIRECT_URI"))
+	absURL("SSO_POST_LOGOUT_REDIRECT_URI", c.PostLogoutRedirectURI)
+	if c.PostLogoutRedirectURI == "" {
+		c.PostLogoutRedirectURI = c.FrontendURL
+	}
+	c.NodeEnv = strings.TrimSpace(getenv("NODE_ENV"))
+	c.SecureCookies = c.NodeEnv != "development" && c.NodeEnv != "test"
+
+	c.GlobalLimit = ratelimit.Rule{Limit: num("THROTTLE_GLOBAL_LIMIT", 100), Window: ms("THROTTLE_GLOBAL_TTL_MS", 60000)}
+	c.AuthLimit = ratelimit.Rule{Limit: num("THROTTLE_AUTH_LIMIT", 10), Window: ms("THROTTLE_AUTH_TTL_MS", 60000)}
+	c.RefreshLimit = ratelimit.Rule{Limit: num("THROTTLE_AUTH_REFRESH_LIMIT", 5), Window: ms("THROTTLE_AUTH_REFRESH_TTL_MS", 60000)}
+	c.APIKeyMaxFailedAttempts = num("API_KEY_MAX_FAILED_ATTEMPTS", 20)
+	c.APIKeyFailedWindow = ms("API_KEY_FAILED_WINDOW_MS", 60000)
+	c.APIKeySweepInterval = ms("API_KEY_SWEEP_INTERVAL_MS", 60000)
+
+	c.DatabaseURL = strings.TrimSpace(getenv("DATABASE_URL"))
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = filepath.Join(dataDir, "docplatform.db")
+	}
+	c.Port = num("PORT", 3002)
+	if c.Port > 65535 {
+		problems = append(problems, fmt.Sprintf("PORT: must be at most 65535, got %d", c.Port))
+	}
+	tp, err := clientip.Parse(getenv("TRUSTED_PROXIES"))
+	if err != nil {
+		problems = append(problems, "TRUSTED_PROXIES: "+err.Error())
+	}
+	c.TrustedProxies = tp
+	c.RedisURL = strings.TrimSpace(getenv("REDIS_URL"))
+	if c.RedisURL != "" {
+		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
+			problems = append(problems, "REDIS_URL: must be a redis:// or rediss:// URL")
+		}
+	}
+	c.DocumentStorage = strings.TrimSpace(getenv("DOCUMENT_STORAGE"))
+	if c.DocumentStorage == "" {
+		c.DocumentStorage = filepath.Join(dataDir, "documents")
+	}
+	if len(problems) > 0 {
+		return c, &Error{Problems: problems}
+	}
+	return c, nil
+}
+
+// DeriveKey derives a 32-byte key for one purpose from COOKIE_SECRET, so
+// that the cookie cipher and the API-key HMAC never share a key.
+func DeriveKey(secret, purpose string) []byte {
+	k, err := hkdf.Key(sha256.New, []byte(secret), nil, "govkit docplatform "+purpose, 32)
+	if err != nil {
+		panic(err) // only for lengths hkdf cannot produce
+	}
+	return k
+}

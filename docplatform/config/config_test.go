@@ -1,0 +1,120 @@
+package config_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/docplatform/config"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func valid() map[string]string {
+	return map[string]string{
+		"SSO_AUTH_SERVER_URL": "https://sso.example.org/auth", "SSO_REALM": "standard",
+		"SSO_CLIENT_ID": "platform", "SSO_CLIENT_SECRET": "s", "SSO_REDIRECT_URI": "https://app.example.org/api/auth/callback",
+		"FRONTEND_URL": "https://app.example.org/", "COOKIE_SECRET": strings.Repeat("x", 32),
+	}
+}
+
+func TestMissingRequiredAreAllListed(t *testing.T) {
+	_, err := config.Load(env(nil), "/data")
+	var ce *config.Error
+	if !errors.As(err, &ce) {
+		t.Fatalf("error %v", err)
+	}
+	for _, name := range []string{"SSO_AUTH_SERVER_URL", "SSO_REALM", "SSO_CLIENT_ID", "SSO_CLIENT_SECRET", "SSO_REDIRECT_URI", "FRONTEND_URL", "COOKIE_SECRET"} {
+		if !strings.Contains(err.Error(), name+": required") {
+			t.Errorf("%s not listed in:\n%v", name, err)
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load(env(valid()), "/data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"issuer is {server}/realms/{realm}", c.Issuer, "https://sso.example.org/auth/realms/standard"},
+		{"frontend URL loses its trailing slash", c.FrontendURL, "https://app.example.org"},
+		{"post-logout target defaults to the frontend", c.PostLogoutRedirectURI, "https://app.example.org"},
+		{"cookies are Secure without NODE_ENV", c.SecureCookies, true},
+		{"global limit 100", c.GlobalLimit.Limit, 100},
+		{"global window 60 s", c.GlobalLimit.Window, time.Minute},
+		{"auth limit 10", c.AuthLimit.Limit, 10},
+		{"refresh limit 5", c.RefreshLimit.Limit, 5},
+		{"API-key failures 20", c.APIKeyMaxFailedAttempts, 20},
+		{"API-key failure window 60 s", c.APIKeyFailedWindow, time.Minute},
+		{"API-key sweep 60 s", c.APIKeySweepInterval, time.Minute},
+		{"port 3002", c.Port, 3002},
+		{"SQLite under the data dir", c.DatabaseURL, "/data/docplatform.db"},
+		{"documents under the data dir", c.DocumentStorage, "/data/documents"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s: got %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+}
+
+func TestValues(t *testing.T) {
+	cases := []struct {
+		name    string
+		set     map[string]string
+		problem string
+		check   func(config.Config) bool
+	}{
+		{"NODE_ENV development drops Secure", map[string]string{"NODE_ENV": "development"}, "", func(c config.Config) bool { return !c.SecureCookies }},
+		{"NODE_ENV test drops Secure", map[string]string{"NODE_ENV": "test"}, "", func(c config.Config) bool { return !c.SecureCookies }},
+		{"NODE_ENV production keeps Secure", map[string]string{"NODE_ENV": "production"}, "", func(c config.Config) bool { return c.SecureCookies }},
+		{"throttle values are read in ms", map[string]string{"THROTTLE_AUTH_LIMIT": "3", "THROTTLE_AUTH_TTL_MS": "1500"}, "", func(c config.Config) bool {
+			return c.AuthLimit.Limit == 3 && c.AuthLimit.Window == 1500*time.Millisecond
+		}},
+		{"full endpoint URL gives the issuer without /protocol/openid-connect", map[string]string{"SSO_AUTH_SERVER_URL": "https://sso.example.org/realms/x/protocol/openid-connect"}, "", func(c config.Config) bool {
+			return c.Issuer == "https://sso.example.org/realms/x"
+		}},
+		{"non-numeric limit is named", map[string]string{"THROTTLE_GLOBAL_LIMIT": "lots"}, "THROTTLE_GLOBAL_LIMIT: must be a positive integer", nil},
+		{"zero window is refused", map[string]string{"API_KEY_FAILED_WINDOW_MS": "0"}, "API_KEY_FAILED_WINDOW_MS: must be a positive integer", nil},
+		{"bad trusted proxy is named", map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8, nope"}, "TRUSTED_PROXIES:", nil},
+		{"short cookie secret is refused", map[string]string{"COOKIE_SECRET": "short"}, "COOKIE_SECRET: must be at least 32 characters", nil},
+		{"relative frontend URL is refused", map[string]string{"FRONTEND_URL": "/app"}, "FRONTEND_URL: must be an absolute http(s) URL", nil},
+		{"REDIS_URL must be redis://", map[string]string{"REDIS_URL": "http://x"}, "REDIS_URL:", nil},
+		{"port above 65535 is refused", map[string]string{"PORT": "70000"}, "PORT:", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m := valid()
+			for k, v := range tc.set {
+				m[k] = v
+			}
+			c, err := config.Load(env(m), "/data")
+			if tc.problem != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.problem) {
+					t.Fatalf("error %v, want one containing %q", err, tc.problem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(c) {
+				t.Errorf("unexpected config %+v", c)
+			}
+		})
+	}
+}
+
+func TestDeriveKeySeparatesPurposes(t *testing.T) {
+	a := config.DeriveKey("secret", "login-state")
+	b := config.DeriveKey("secret", "api-key")
+	if len(a) != 32 || bytes.Equal(a, b) || !bytes.Equal(a, config.DeriveKey("secret", "login-state")) {
+		t.Fatal("keys are not 32 bytes, distinct per purpose and stable")
+	}
+}
