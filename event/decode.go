@@ -2,7 +2,6 @@ package event
 
 import (
 	"strconv"
-	"time"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -48,8 +47,6 @@ type slot struct {
 	ok    bool      // the first occurrence is a string of the right format
 	n     int       // decoded length of the first occurrence's string
 	buf   [maxValue]byte
-	date  Date
-	time  time.Time
 }
 
 // decoder is a single-pass scanner over one JSON text. It lives on the
@@ -193,15 +190,10 @@ func (d *decoder) member(p int) bool {
 			why = whyDateTimeShape
 		}
 		if n <= maxValue {
-			var date Date
-			var t time.Time
 			if p == propStartDate || p == propEndDate {
-				date, why = parseDate(buf[:n])
+				_, why = parseDate(buf[:n])
 			} else {
-				t, why = parseDateTime(buf[:n])
-			}
-			if s.count == 1 {
-				s.date, s.time = date, t
+				_, why = checkDateTime(buf[:n])
 			}
 		}
 		if why != "" {
@@ -330,12 +322,6 @@ func (d *decoder) readString(dst []byte) (int, bool) {
 	data := d.data
 	i := d.pos + 1
 	n := 0
-	put := func(c byte) {
-		if n < len(dst) {
-			dst[n] = c
-		}
-		n++
-	}
 	for {
 		if i >= len(data) {
 			d.pos = i
@@ -352,7 +338,10 @@ func (d *decoder) readString(dst []byte) (int, bool) {
 			d.fail("control character inside a string (it must be escaped)")
 			return 0, false
 		case c != '\\':
-			put(c)
+			if n < len(dst) {
+				dst[n] = c
+			}
+			n++
 			i++
 			continue
 		}
@@ -399,13 +388,12 @@ func (d *decoder) readString(dst []byte) (int, bool) {
 			return 0, false
 		}
 		i += 2
-		if r < utf8.RuneSelf {
-			put(byte(r))
-		} else {
-			var enc [utf8.UTFMax]byte
-			for _, b := range enc[:utf8.EncodeRune(enc[:], r)] {
-				put(b)
+		var enc [utf8.UTFMax]byte
+		for _, b := range enc[:utf8.EncodeRune(enc[:], r)] {
+			if n < len(dst) {
+				dst[n] = b
 			}
+			n++
 		}
 	}
 }

@@ -123,10 +123,14 @@ func Parse(data []byte) (Event, error) {
 func (d *decoder) point(p int) Point {
 	s := &d.slots[p]
 	pt := Point{text: string(s.buf[:s.n])}
+	// The value was checked during the scan; parsing it again here keeps
+	// the scan free of time.Time, which only Parse needs.
 	if p == propStartDate || p == propEndDate {
-		pt.form, pt.date = FormDate, s.date
+		pt.form = FormDate
+		pt.date, _ = parseDate(s.buf[:s.n])
 	} else {
-		pt.form, pt.time = FormDateTime, s.time
+		pt.form = FormDateTime
+		pt.time, _ = parseDateTime(s.buf[:s.n])
 	}
 	return pt
 }

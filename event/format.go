@@ -120,14 +120,31 @@ func parseDate(b []byte) (Date, string) {
 // parseDateTime checks a start_datetime/end_datetime value and returns it
 // as a UTC instant.
 func parseDateTime(b []byte) (time.Time, string) {
+	dt, why := checkDateTime(b)
+	if why != "" {
+		return time.Time{}, why
+	}
+	return time.Date(dt.Year, dt.Month, dt.Day, dt.hour, dt.min, dt.sec, dt.nsec, time.UTC), ""
+}
+
+// dateTime is a checked datetime value in pieces. Validation stops here:
+// building a time.Time costs more than the whole check, and only Parse
+// needs one.
+type dateTime struct {
+	Date
+	hour, min, sec, nsec int
+}
+
+// checkDateTime checks a start_datetime/end_datetime value.
+func checkDateTime(b []byte) (dateTime, string) {
 	// Shortest: YYYY-MM-DDTH:MM:SSZ (19); longest: two-digit hour and
 	// seven fraction digits (28).
 	if len(b) < 19 || len(b) > 28 || b[10] != 'T' {
-		return time.Time{}, whyDateTimeShape
+		return dateTime{}, whyDateTimeShape
 	}
 	d, why := parseDate(b[:10])
 	if why != "" {
-		return time.Time{}, why
+		return dateTime{}, why
 	}
 	i := 11
 	var hour int
@@ -139,32 +156,32 @@ func parseDateTime(b []byte) (time.Time, string) {
 		hour = digits(b, 11, 13)
 		i = 13
 	default:
-		return time.Time{}, whyDateTimeShape
+		return dateTime{}, whyDateTimeShape
 	}
 	if hour < 0 {
-		return time.Time{}, whyDateTimeShape
+		return dateTime{}, whyDateTimeShape
 	}
 	if hour > 23 {
-		return time.Time{}, whyHour
+		return dateTime{}, whyHour
 	}
 	// i is at the ':' before the minute: ":MM:SS" then the rest.
 	if len(b) < i+7 || b[i+3] != ':' {
-		return time.Time{}, whyDateTimeShape
+		return dateTime{}, whyDateTimeShape
 	}
 	min, sec := digits(b, i+1, i+3), digits(b, i+4, i+6)
 	if min < 0 || sec < 0 {
-		return time.Time{}, whyDateTimeShape
+		return dateTime{}, whyDateTimeShape
 	}
 	if min > 59 {
-		return time.Time{}, whyMinute
+		return dateTime{}, whyMinute
 	}
 	if sec > 59 {
-		return time.Time{}, whySecond
+		return dateTime{}, whySecond
 	}
 	i += 6
 	nsec := 0
 	if b[i] == ',' {
-		return time.Time{}, whyFraction
+		return dateTime{}, whyFraction
 	}
 	if b[i] == '.' {
 		j := i + 1
@@ -173,7 +190,7 @@ func parseDateTime(b []byte) (time.Time, string) {
 		}
 		n := j - i - 1
 		if n < 1 || n > 7 {
-			return time.Time{}, whyFraction
+			return dateTime{}, whyFraction
 		}
 		nsec = digits(b, i+1, j)
 		for k := n; k < 9; k++ {
@@ -182,9 +199,9 @@ func parseDateTime(b []byte) (time.Time, string) {
 		i = j
 	}
 	if i != len(b)-1 || b[i] != 'Z' {
-		return time.Time{}, whyZone
+		return dateTime{}, whyZone
 	}
-	return time.Date(d.Year, d.Month, d.Day, hour, min, sec, nsec, time.UTC), ""
+	return dateTime{d, hour, min, sec, nsec}, ""
 }
 
 func appendDigits(dst []byte, v, width int) []byte {
