@@ -1,0 +1,125 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Raw returns a deep copy of the merged config tree (defaults and files),
+// for keys the typed view does not cover and for merging per-service
+// configuration documents over static sections. Function values are Func.
+func (c *Config) Raw() map[string]any { return Clone(c.tree) }
+
+// RawMiddleware returns a deep copy of the merged middleware tree.
+func (c *Config) RawMiddleware() map[string]any { return Clone(c.middlewareTree) }
+
+// RawDatasource returns a deep copy of the merged datasource tree.
+func (c *Config) RawDatasource() map[string]any { return Clone(c.datasourceTree) }
+
+// Lookup returns the value at a dotted key path of the merged config
+// ("email.smtp.host") and whether it is present. Maps and slices are
+// copies. A present null is (nil, true).
+func (c *Config) Lookup(path string) (any, bool) {
+	v, ok := lookup(c.tree, path)
+	if !ok {
+		return nil, false
+	}
+	return cloneValue(v), true
+}
+
+// Get is Lookup without the presence flag.
+func (c *Config) Get(path string) any {
+	v, _ := c.Lookup(path)
+	return v
+}
+
+// String returns the string at path; ok is false when it is absent or not
+// a string.
+func (c *Config) String(path string) (s string, ok bool) {
+	v, _ := lookup(c.tree, path)
+	s, ok = v.(string)
+	return s, ok
+}
+
+// Bool returns the boolean at path; ok is false when absent or not a
+// boolean.
+func (c *Config) Bool(path string) (b bool, ok bool) {
+	v, _ := lookup(c.tree, path)
+	b, ok = v.(bool)
+	return b, ok
+}
+
+// Float returns the number at path; ok is false when absent or not a number.
+func (c *Config) Float(path string) (f float64, ok bool) {
+	v, _ := lookup(c.tree, path)
+	f, ok = v.(float64)
+	return f, ok
+}
+
+// Int returns the number at path as an int; ok is false when absent, not a
+// number, or not a whole number.
+func (c *Config) Int(path string) (int, bool) {
+	f, ok := c.Float(path)
+	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int(f), true
+}
+
+// Func returns the config function at path; ok is false when absent or not
+// a function.
+func (c *Config) Func(path string) (Func, bool) {
+	v, _ := lookup(c.tree, path)
+	f, ok := v.(Func)
+	return f, ok
+}
+
+// Call calls the config function at path.
+func (c *Config) Call(path string, args ...any) (any, error) {
+	f, ok := c.Func(path)
+	if !ok {
+		return nil, fmt.Errorf("notify config: %s is not a function", path)
+	}
+	return f(args...)
+}
+
+// NodeRole is the role of a node in a multi-node deployment, from the
+// environment variable NOTIFYBC_NODE_ROLE.
+type NodeRole string
+
+const (
+	// RoleAll is a single node (the variable unset): cron, boot tasks and
+	// queue workers.
+	RoleAll NodeRole = ""
+	// RolePrimary runs cron and boot tasks, no queue workers.
+	RolePrimary NodeRole = "primary"
+	// RoleSecondary runs queue workers, no cron.
+	RoleSecondary NodeRole = "secondary"
+)
+
+// RunsCron reports whether the role runs cron jobs and boot tasks (RSA key
+// generation, index creation).
+func (r NodeRole) RunsCron() bool { return r != RoleSecondary }
+
+// RunsWorkers reports whether the role runs queue workers.
+func (r NodeRole) RunsWorkers() bool { return r != RolePrimary }
+
+// ParseNodeRole reads the value of NOTIFYBC_NODE_ROLE. Version 5's names
+// are refused: slave became secondary; master means a primary, which is
+// the default and is left unset since version 6.
+func ParseNodeRole(v string) (NodeRole, error) {
+	switch strings.TrimSpace(v) {
+	case "":
+		return RoleAll, nil
+	case "primary":
+		return RolePrimary, nil
+	case "secondary":
+		return RoleSecondary, nil
+	case "slave":
+		return "", fmt.Errorf("NOTIFYBC_NODE_ROLE=slave: renamed in version 6: set it to secondary; run `govkit notify upgrade --from 5 --to 6`")
+	case "master":
+		return "", fmt.Errorf("NOTIFYBC_NODE_ROLE=master: renamed in version 6: leave it unset (or set primary on the one node that runs cron); run `govkit notify upgrade --from 5 --to 6`")
+	}
+	return "", fmt.Errorf("NOTIFYBC_NODE_ROLE=%q: must be unset, primary or secondary", v)
+}
