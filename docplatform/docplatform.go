@@ -90,8 +90,15 @@ type Group struct {
 	ID          string
 	Name        string
 	Description string
+	CreatedBy   string // user id of the creator, kept for audit only
 	CreatedAt   time.Time
 	DeletedAt   *time.Time
+}
+
+// GroupRole is one of a user's live groups with the user's role in it.
+type GroupRole struct {
+	Group Group
+	Role  Role
 }
 
 // Membership is a user's role in a group.
@@ -119,4 +126,7 @@ type APIKey struct {
 var (
 	ErrNotFound = errors.New("not found")
 	ErrConflict = errors.New("conflict")
+	// ErrInvalid marks input a store refuses before touching the database
+	// (an empty id or name, an unknown role); handlers answer it with 400.
+	ErrInvalid = errors.New("invalid")
 )

@@ -1,0 +1,152 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/govkit/govkit/docplatform"
+)
+
+const apiKeyCols = `k.id, k.group_id, k.prefix, k.key_hash, k.created_by, k.created_at, k.last_used_at`
+
+// apiKeyReturning is apiKeyCols for RETURNING, where SQLite refuses the
+// table alias.
+const apiKeyReturning = `id, group_id, prefix, key_hash, created_by, created_at, last_used_at`
+
+func scanAPIKey(row interface{ Scan(...any) error }) (docplatform.APIKey, error) {
+	var k docplatform.APIKey
+	err := row.Scan(&k.ID, &k.GroupID, &k.Prefix, &k.Hash, &k.CreatedBy,
+		timeCol{&k.CreatedAt}, nullTimeCol{&k.LastUsed})
+	return k, err
+}
+
+func checkKey(what, prefix string, hash []byte) error {
+	if len(hash) == 0 {
+		return invalid(what, "hash is empty")
+	}
+	if strings.TrimSpace(prefix) == "" {
+		return invalid(what, "prefix is empty")
+	}
+	return nil
+}
+
+// CreateAPIKey stores a live group's key (its HMAC and display prefix; the
+// key itself never reaches the store). The id and creation time are set
+// here; LastUsed starts empty. A group has at most one key: a second one is
+// ErrConflict, as is a hash already in use. An unknown or soft-deleted
+// group is ErrNotFound.
+func (s *Store) CreateAPIKey(ctx context.Context, k docplatform.APIKey) (docplatform.APIKey, error) {
+	const what = "create API key"
+	if err := checkKey(what, k.Prefix, k.Hash); err != nil {
+		return docplatform.APIKey{}, err
+	}
+	k.ID = newID()
+	k.CreatedAt = s.now()
+	k.LastUsed = nil
+	k.Hash = append([]byte(nil), k.Hash...)
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		if err := requireLiveGroup(ctx, tx, what, k.GroupID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO api_keys (id, group_id, key_hash, prefix, created_by, created_at)
+			VALUES ($1, $2, $3, $4, $5, $6)`,
+			k.ID, k.GroupID, k.Hash, k.Prefix, k.CreatedBy, s.at(k.CreatedAt))
+		return dbErr(what, err)
+	})
+	if err != nil {
+		return docplatform.APIKey{}, err
+	}
+	return k, nil
+}
+
+// APIKeyByHash finds the key with this HMAC — the lookup every API-key
+// request makes, one indexed query. A key whose group is soft-deleted is
+// ErrNotFound, exactly like a key that never existed.
+func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (docplatform.APIKey, error) {
+	const what = "API key by hash"
+	if len(hash) == 0 {
+		return docplatform.APIKey{}, notFound(what)
+	}
+	k, err := scanAPIKey(s.r.QueryRowContext(ctx, `
+		SELECT `+apiKeyCols+`
+		FROM api_keys k JOIN groups g ON g.id = k.group_id
+		WHERE k.key_hash = $1 AND g.deleted_at IS NULL`, hash))
+	if err != nil {
+		return docplatform.APIKey{}, dbErr(what, err)
+	}
+	return k, nil
+}
+
+// APIKeyForGroup returns a live group's key (for the settings page, which
+// shows its prefix and last use).
+func (s *Store) APIKeyForGroup(ctx context.Context, groupID string) (docplatform.APIKey, error) {
+	k, err := scanAPIKey(s.r.QueryRowContext(ctx, `
+		SELECT `+apiKeyCols+`
+		FROM api_keys k JOIN groups g ON g.id = k.group_id
+		WHERE k.group_id = $1 AND g.deleted_at IS NULL`, groupID))
+	if err != nil {
+		return docplatform.APIKey{}, dbErr("API key for group", err)
+	}
+	return k, nil
+}
+
+// RegenerateAPIKey replaces a live group's key secret in place, in one
+// statement: the row keeps its id and creator, the old hash stops matching
+// the moment the statement commits, CreatedAt becomes now and LastUsed is
+// cleared (they describe the new secret). No key for the group, or a
+// soft-deleted group: ErrNotFound.
+func (s *Store) RegenerateAPIKey(ctx context.Context, groupID, prefix string, hash []byte) (docplatform.APIKey, error) {
+	const what = "regenerate API key"
+	if err := checkKey(what, prefix, hash); err != nil {
+		return docplatform.APIKey{}, err
+	}
+	k, err := scanAPIKey(s.w.QueryRowContext(ctx, `
+		UPDATE api_keys AS k SET prefix = $2, key_hash = $3, created_at = $4, last_used_at = NULL
+		WHERE k.group_id = $1
+		  AND EXISTS (SELECT 1 FROM groups g WHERE g.id = k.group_id AND g.deleted_at IS NULL)
+		RETURNING `+apiKeyReturning, groupID, prefix, hash, s.at(s.now())))
+	if err != nil {
+		return docplatform.APIKey{}, dbErr(what, err)
+	}
+	return k, nil
+}
+
+// DeleteAPIKey removes a group's key, also of a soft-deleted group (so an
+// operator can clean up). No key: ErrNotFound.
+func (s *Store) DeleteAPIKey(ctx context.Context, groupID string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM api_keys WHERE group_id = $1`, groupID)
+	return affected("delete API key", res, err)
+}
+
+// RecordAPIKeyUse writes coalesced last-use times, keyed by API key id, in
+// one transaction. A time never moves backwards, and ids of keys deleted
+// in the meantime are skipped without error.
+func (s *Store) RecordAPIKeyUse(ctx context.Context, lastUsed map[string]time.Time) error {
+	const what = "record API key use"
+	if len(lastUsed) == 0 {
+		return nil
+	}
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		stmt, err := tx.PrepareContext(ctx, `
+			UPDATE api_keys SET last_used_at = $2
+			WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < $2)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		// Sorted ids: PostgreSQL transactions touching the same rows lock
+		// them in the same order and cannot deadlock each other.
+		for _, id := range slices.Sorted(maps.Keys(lastUsed)) {
+			if _, err := stmt.ExecContext(ctx, id, s.at(lastUsed[id])); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return dbErr(what, err)
+}

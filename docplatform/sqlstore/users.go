@@ -1,0 +1,155 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+
+	"github.com/govkit/govkit/docplatform"
+)
+
+const userCols = `id, email, name, preferred_username, is_system_admin, created_at, updated_at`
+
+func scanUser(row interface{ Scan(...any) error }) (docplatform.User, error) {
+	var u docplatform.User
+	err := row.Scan(&u.ID, &u.Email, &u.Name, &u.PreferredUsername, &u.IsSystemAdmin,
+		timeCol{&u.CreatedAt}, timeCol{&u.UpdatedAt})
+	return u, err
+}
+
+// UpsertUser records a user seen at login: it inserts the user or updates
+// the profile fields (email, name, preferred_username). It never changes
+// the system-admin flag — that is only SetSystemAdmin's to change, so a
+// provider cannot grant it. The user's id is the provider's subject.
+func (s *Store) UpsertUser(ctx context.Context, u docplatform.User) (docplatform.User, error) {
+	const what = "upsert user"
+	if strings.TrimSpace(u.ID) == "" {
+		return docplatform.User{}, invalid(what, "id (subject) is empty")
+	}
+	t := s.at(s.now())
+	row := s.w.QueryRowContext(ctx, `
+		INSERT INTO users (`+userCols+`)
+		VALUES ($1, $2, $3, $4, FALSE, $5, $5)
+		ON CONFLICT (id) DO UPDATE SET
+			email = excluded.email,
+			name = excluded.name,
+			preferred_username = excluded.preferred_username,
+			updated_at = excluded.updated_at
+		RETURNING `+userCols,
+		u.ID, u.Email, u.Name, u.PreferredUsername, t)
+	out, err := scanUser(row)
+	if err != nil {
+		return docplatform.User{}, dbErr(what, err)
+	}
+	return out, nil
+}
+
+// User returns the user with the given id (the provider's subject).
+func (s *Store) User(ctx context.Context, id string) (docplatform.User, error) {
+	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, id))
+	if err != nil {
+		return docplatform.User{}, dbErr("user", err)
+	}
+	return u, nil
+}
+
+// UserByEmail finds a user by email address, ignoring case. Providers do
+// not all promise unique addresses, so when two users share one the answer
+// is ErrConflict rather than a guess; the caller can then ask by id.
+func (s *Store) UserByEmail(ctx context.Context, email string) (docplatform.User, error) {
+	const what = "user by email"
+	if strings.TrimSpace(email) == "" {
+		return docplatform.User{}, notFound(what)
+	}
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT `+userCols+` FROM users WHERE lower(email) = lower($1) AND email <> '' ORDER BY id LIMIT 2`, email)
+	if err != nil {
+		return docplatform.User{}, dbErr(what, err)
+	}
+	defer rows.Close()
+	var found []docplatform.User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return docplatform.User{}, dbErr(what, err)
+		}
+		found = append(found, u)
+	}
+	if err := rows.Err(); err != nil {
+		return docplatform.User{}, dbErr(what, err)
+	}
+	switch len(found) {
+	case 0:
+		return docplatform.User{}, notFound(what)
+	case 1:
+		return found[0], nil
+	}
+	return docplatform.User{}, dbErr(what+": more than one user has this email", docplatform.ErrConflict)
+}
+
+// ListUsers returns every user, oldest first.
+func (s *Store) ListUsers(ctx context.Context) ([]docplatform.User, error) {
+	const what = "list users"
+	rows, err := s.r.QueryContext(ctx, `SELECT `+userCols+` FROM users ORDER BY created_at, id`)
+	if err != nil {
+		return nil, dbErr(what, err)
+	}
+	defer rows.Close()
+	users := []docplatform.User{}
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, dbErr(what, err)
+		}
+		users = append(users, u)
+	}
+	return users, dbErr(what, rows.Err())
+}
+
+// SetSystemAdmin grants or withdraws the system-admin flag.
+func (s *Store) SetSystemAdmin(ctx context.Context, userID string, admin bool) error {
+	res, err := s.w.ExecContext(ctx,
+		`UPDATE users SET is_system_admin = $2, updated_at = $3 WHERE id = $1`,
+		userID, admin, s.at(s.now()))
+	return affected("set system admin", res, err)
+}
+
+// DeleteUser removes a user and the user's memberships. API keys the user
+// created stay: they belong to their group, and created_by is only an
+// audit note.
+func (s *Store) DeleteUser(ctx context.Context, id string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM users WHERE id = $1`, id)
+	return affected("delete user", res, err)
+}
+
+// UserAccess loads what authorization needs about a user in one query: the
+// system-admin flag and the user's role in each live group. A user without
+// a row (a valid token whose holder never passed the callback) is simply
+// nobody: false, an empty map, no error.
+func (s *Store) UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error) {
+	const what = "user access"
+	roles = map[string]docplatform.Role{}
+	rows, err := s.r.QueryContext(ctx, `
+		SELECT u.is_system_admin, m.group_id, m.role
+		FROM users u
+		LEFT JOIN (memberships m JOIN groups g ON g.id = m.group_id AND g.deleted_at IS NULL)
+			ON m.user_id = u.id
+		WHERE u.id = $1`, userID)
+	if err != nil {
+		return false, roles, dbErr(what, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var groupID, role sql.NullString
+		if err := rows.Scan(&isSystemAdmin, &groupID, &role); err != nil {
+			return false, map[string]docplatform.Role{}, dbErr(what, err)
+		}
+		if groupID.Valid {
+			roles[groupID.String] = docplatform.Role(role.String)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, map[string]docplatform.Role{}, dbErr(what, err)
+	}
+	return isSystemAdmin, roles, nil
+}
