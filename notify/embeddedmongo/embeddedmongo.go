@@ -1,0 +1,109 @@
+// Package embeddedmongo runs FerretDB v1 in-process on SQLite: the
+// notification service's document store when no MongoDB uri is configured
+// (govkit dev, tests). It speaks the MongoDB wire protocol on a loopback
+// port, so notify/mongostore talks to it through the official driver
+// exactly as it talks to MongoDB.
+//
+// What FerretDB v1 on SQLite lacks, and mongostore therefore never relies
+// on: transactions and replica sets (hello has no setName), text, TTL,
+// partial and collation indexes, $expr, $lookup, change streams, pipeline
+// updates. Each database is one SQLite file (<name>.sqlite) in the
+// directory given to [Start]; SQLite runs in WAL mode with a busy timeout,
+// as FerretDB sets it up.
+package embeddedmongo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	"github.com/FerretDB/FerretDB/ferretdb"
+)
+
+// Config configures [Start].
+type Config struct {
+	// Dir is the directory of the SQLite files; it is created if missing.
+	// Empty means in memory: every database vanishes at Stop, and SQLite
+	// serialises all access through one connection (tests only).
+	Dir string
+	// Addr is the loopback address to listen on; empty means
+	// 127.0.0.1 on a free port.
+	Addr string
+	// Logger receives FerretDB's own log; nil logs only its errors (it
+	// logs every refused command as a warning).
+	Logger *slog.Logger
+}
+
+// Server is a running embedded store.
+type Server struct {
+	uri    string
+	cancel context.CancelFunc
+	done   chan struct{} // closed when FerretDB has stopped
+	err    error         // FerretDB's result; read after done
+}
+
+// Start starts FerretDB on the SQLite files in cfg.Dir and returns once it
+// accepts connections. Stop it with [Server.Stop].
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	sqliteURL := "file:/?mode=memory"
+	if cfg.Dir != "" {
+		dir, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("embeddedmongo: %w", err)
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("embeddedmongo: data directory: %w", err)
+		}
+		sqliteURL = (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(dir) + "/"}).String()
+	}
+	addr := cfg.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
+	}
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener:  ferretdb.ListenerConfig{TCP: addr},
+		Logger:    logger.With("component", "ferretdb"),
+		Handler:   "sqlite",
+		SQLiteURL: sqliteURL,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("embeddedmongo: start: %w", err)
+	}
+	// The server's lifetime is Stop's business, not the start request's.
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Server{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		s.err = f.Run(runCtx)
+		close(s.done)
+	}()
+	// The listener is bound by New, so the URI is known at once.
+	s.uri = f.MongoDBURI()
+	return s, nil
+}
+
+// URI returns the MongoDB URI of the server (no database name: the caller
+// chooses it).
+func (s *Server) URI() string { return s.uri }
+
+// Stop closes the listener and every connection and waits, within ctx, for
+// FerretDB to close its SQLite files. Calling it again is harmless.
+func (s *Server) Stop(ctx context.Context) error {
+	s.cancel()
+	select {
+	case <-s.done:
+		if s.err != nil && !errors.Is(s.err, context.Canceled) {
+			return fmt.Errorf("embeddedmongo: stop: %w", s.err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("embeddedmongo: stop: %w", ctx.Err())
+	}
+}

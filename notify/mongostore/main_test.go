@@ -1,0 +1,84 @@
+package mongostore_test
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/internal/testsvc"
+	"github.com/govkit/govkit/notify/embeddedmongo"
+	"github.com/govkit/govkit/notify/mongostore"
+)
+
+// embeddedURI is the one embedded store all tests of the package share;
+// each test works in a database of its own (one SQLite file).
+var embeddedURI string
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "mongostore-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	srv, err := embeddedmongo.Start(context.Background(), embeddedmongo.Config{Dir: dir})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	embeddedURI = srv.URI()
+	code := m.Run()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Stop(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return code
+}
+
+// eachStore runs fn against the embedded store and, when
+// GOVKIT_TEST_MONGODB_URI is set, against MongoDB: the one suite both must
+// pass. Each run gets a fresh database, dropped afterwards.
+func eachStore(t *testing.T, fn func(t *testing.T, s *mongostore.Store)) {
+	t.Helper()
+	t.Run("embedded", func(t *testing.T) {
+		fn(t, openStore(t, embeddedURI, nil))
+	})
+	t.Run("mongodb", func(t *testing.T) {
+		fn(t, openStore(t, testsvc.MongoURI(t), nil))
+	})
+}
+
+func openStore(t *testing.T, uri string, logger *slog.Logger) *mongostore.Store {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	name := strings.ReplaceAll(testsvc.Unique("nb_"+t.Name()), "/", "_")
+	if len(name) > 60 {
+		name = name[len(name)-60:]
+	}
+	s, err := mongostore.Open(ctx, uri, mongostore.Options{Database: name, Logger: logger})
+	if err != nil {
+		t.Fatalf("open %s: %v", uri, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.DropDatabase(ctx); err != nil {
+			t.Errorf("drop database: %v", err)
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	})
+	return s
+}

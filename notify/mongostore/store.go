@@ -1,0 +1,217 @@
+// Package mongostore keeps the notification service's records in MongoDB
+// through the official Go driver, in the original's collections and field
+// names so that an existing deployment's data is used in place:
+// subscription, notification, configuration, administrator,
+// UserCredential, AccessToken, bounce and rss, plus notificationDispatch
+// (ours) for the per-subscriber results of broadcasts.
+//
+// The same code talks to MongoDB (4.2 or later, a replica set in
+// production) and to the embedded FerretDB of notify/embeddedmongo, so it
+// uses only what both offer: no $expr, $lookup, TTL or collation indexes,
+// change streams or distinct, and transactions only where the server has
+// them ([Store.WithTransaction] runs the function plainly otherwise).
+//
+// Each collection is a [Collection] of its notify record type, with CRUD by
+// filter document (as the API's filter parser produces them) and by id. An
+// unknown or malformed id is [notify.ErrNotFound]; a unique index
+// violation is [notify.ErrDuplicate].
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+
+	"github.com/govkit/govkit/notify"
+)
+
+// DefaultDatabase is used when the uri names no database; it is the name the
+// original's documentation uses.
+const DefaultDatabase = "notifyBC"
+
+// Options configure [Open].
+type Options struct {
+	// Database overrides the database named in the uri.
+	Database string
+	// Client holds further driver options (from the datasource config);
+	// the uri is applied over them.
+	Client *options.ClientOptions
+	// Logger receives index decisions and warnings; nil means slog.Default().
+	Logger *slog.Logger
+	// Now is the clock for created/updated stamps; nil means notify.Now.
+	Now func() time.Time
+}
+
+// Store is the notification service's MongoDB storage. It is safe for
+// concurrent use.
+type Store struct {
+	client *mongo.Client
+	db     *mongo.Database
+	log    *slog.Logger
+	now    func() time.Time
+	txn    bool
+}
+
+// Open connects to uri and checks the server answers. It does not create
+// indexes: the primary calls [Store.EnsureIndexes] at start.
+func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
+	cs, err := connstring.ParseAndValidate(uri)
+	if err != nil {
+		return nil, fmt.Errorf("mongostore: uri: %w", err)
+	}
+	dbName := opts.Database
+	if dbName == "" {
+		dbName = cs.Database
+	}
+	if dbName == "" {
+		dbName = DefaultDatabase
+	}
+	co := options.Client()
+	if opts.Client != nil {
+		co = opts.Client
+	}
+	co.ApplyURI(uri)
+	client, err := mongo.Connect(co)
+	if err != nil {
+		return nil, fmt.Errorf("mongostore: connect: %w", err)
+	}
+	s := &Store{client: client, db: client.Database(dbName), log: opts.Logger, now: opts.Now}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if s.now == nil {
+		s.now = notify.Now
+	}
+	if err := s.Ping(ctx); err != nil {
+		_ = client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	if s.txn, err = s.detectTransactions(ctx); err != nil {
+		_ = client.Disconnect(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+// detectTransactions asks the server whether it is a replica set member or
+// a mongos with sessions: only those run multi-document transactions.
+// FerretDB v1 reports neither.
+func (s *Store) detectTransactions(ctx context.Context) (bool, error) {
+	var hello bson.M
+	if err := s.db.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
+		return false, fmt.Errorf("mongostore: hello: %w", err)
+	}
+	if _, ok := hello["logicalSessionTimeoutMinutes"]; !ok {
+		return false, nil
+	}
+	if _, ok := hello["setName"]; ok {
+		return true, nil
+	}
+	msg, _ := hello["msg"].(string)
+	return msg == "isdbgrid", nil
+}
+
+// Close disconnects.
+func (s *Store) Close(ctx context.Context) error { return s.client.Disconnect(ctx) }
+
+// Ping checks the server answers, for the health endpoint.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.db.RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Err(); err != nil {
+		return fmt.Errorf("mongostore: ping: %w", err)
+	}
+	return nil
+}
+
+// Database returns the database name in use.
+func (s *Store) Database() string { return s.db.Name() }
+
+// SupportsTransactions reports whether the server runs multi-document
+// transactions (a replica set or sharded cluster; not the embedded store).
+func (s *Store) SupportsTransactions() bool { return s.txn }
+
+// WithTransaction runs fn in a transaction when the server supports them,
+// retrying on transient errors as the driver advises; otherwise it runs fn
+// once, plainly. fn must do its store calls with the ctx it is given.
+func (s *Store) WithTransaction(ctx context.Context, fn func(ctx context.Context) error) error {
+	if !s.txn {
+		return fn(ctx)
+	}
+	sess, err := s.client.StartSession()
+	if err != nil {
+		return fmt.Errorf("mongostore: start session: %w", err)
+	}
+	defer sess.EndSession(context.WithoutCancel(ctx))
+	_, err = sess.WithTransaction(ctx, func(ctx context.Context) (any, error) {
+		return nil, fn(ctx)
+	})
+	return err
+}
+
+// Subscriptions is the subscription collection.
+func (s *Store) Subscriptions() *Collection[notify.Subscription, *notify.Subscription] {
+	return newCollection[notify.Subscription](s, subscriptionSchema)
+}
+
+// Notifications is the notification collection.
+func (s *Store) Notifications() *Collection[notify.Notification, *notify.Notification] {
+	return newCollection[notify.Notification](s, notificationSchema)
+}
+
+// Configurations is the configuration collection.
+func (s *Store) Configurations() *Collection[notify.Configuration, *notify.Configuration] {
+	return newCollection[notify.Configuration](s, configurationSchema)
+}
+
+// Administrators is the administrator collection.
+func (s *Store) Administrators() *Collection[notify.Administrator, *notify.Administrator] {
+	return newCollection[notify.Administrator](s, administratorSchema)
+}
+
+// UserCredentials is the UserCredential collection.
+func (s *Store) UserCredentials() *Collection[notify.UserCredential, *notify.UserCredential] {
+	return newCollection[notify.UserCredential](s, userCredentialSchema)
+}
+
+// AccessTokens is the AccessToken collection.
+func (s *Store) AccessTokens() *Collection[notify.AccessToken, *notify.AccessToken] {
+	return newCollection[notify.AccessToken](s, accessTokenSchema)
+}
+
+// Bounces is the bounce collection.
+func (s *Store) Bounces() *Collection[notify.Bounce, *notify.Bounce] {
+	return newCollection[notify.Bounce](s, bounceSchema)
+}
+
+// Rss is the rss collection.
+func (s *Store) Rss() *Collection[notify.Rss, *notify.Rss] {
+	return newCollection[notify.Rss](s, rssSchema)
+}
+
+// FindAdministratorByEmail finds an administrator by email, ignoring case.
+func (s *Store) FindAdministratorByEmail(ctx context.Context, email string) (*notify.Administrator, error) {
+	return s.Administrators().FindOne(ctx, Query{Filter: bson.D{{Key: emailKeyField, Value: notify.EmailKey(email)}}})
+}
+
+// mapErr turns driver errors into the domain's sentinels.
+func mapErr(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, mongo.ErrNoDocuments):
+		return notify.ErrNotFound
+	case mongo.IsDuplicateKeyError(err):
+		return fmt.Errorf("%w: %v", notify.ErrDuplicate, err)
+	}
+	return err
+}
+
+// DropDatabase drops the whole database: for tests and throw-away
+// development data, never called by the service.
+func (s *Store) DropDatabase(ctx context.Context) error { return s.db.Drop(ctx) }
