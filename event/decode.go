@@ -229,7 +229,7 @@ func (d *decoder) checkShape() {
 		case edt && !ed:
 			prop = propNames[propStartDateTime]
 		}
-		d.problems = append(d.problems, Problem{prop, RuleOneStart, ErrNoStart, "neither start_date nor start_datetime is present; an event needs exactly one start"})
+		d.report(Problem{prop, RuleOneStart, ErrNoStart, "neither start_date nor start_datetime is present; an event needs exactly one start"})
 	}
 	if ed && !sd {
 		if sdt {
@@ -248,14 +248,22 @@ func (d *decoder) checkShape() {
 }
 
 func (d *decoder) add(p int, r Rule, err error, detail string) {
-	d.problems = append(d.problems, Problem{propNames[p], r, err, detail})
+	d.report(Problem{propNames[p], r, err, detail})
+}
+
+func (d *decoder) report(p Problem) {
+	if d.problems == nil {
+		// Most invalid records have one or two problems: one allocation.
+		d.problems = make(Problems, 0, 2)
+	}
+	d.problems = append(d.problems, p)
 }
 
 func (d *decoder) unknownKey(raw []byte) {
 	key := decodeKey(raw)
 	for _, k := range d.unknown {
 		if k == key {
-			d.problems = append(d.problems, Problem{displayKey(key), RuleNoDuplicate, ErrDuplicate, "appears more than once in the object"})
+			d.report(Problem{displayKey(key), RuleNoDuplicate, ErrDuplicate, "appears more than once in the object"})
 			return
 		}
 	}
@@ -265,7 +273,7 @@ func (d *decoder) unknownKey(raw []byte) {
 	if near := nearest(key); near != "" {
 		detail = "unknown property (did you mean " + near + "?); an Event has only start_date, end_date, start_datetime, end_datetime"
 	}
-	d.problems = append(d.problems, Problem{prop, RuleNoUnknown, ErrUnknownProperty, detail})
+	d.report(Problem{prop, RuleNoUnknown, ErrUnknownProperty, detail})
 }
 
 // displayKey returns an unknown key as a Problem names it: as it is when
@@ -579,12 +587,12 @@ func nearest(key string) string {
 }
 
 func editDistance(a, b string) int {
-	if len(a) > 32 || len(b) > 32 {
+	const max = 32
+	if len(a) > max || len(b) > max || len(a)-len(b) > 2 || len(b)-len(a) > 2 {
 		return 99
 	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
+	var prev, cur [max + 1]int
+	for j := 0; j <= len(b); j++ {
 		prev[j] = j
 	}
 	for i := 1; i <= len(a); i++ {
@@ -596,7 +604,7 @@ func editDistance(a, b string) int {
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
 		}
-		prev, cur = cur, prev
+		prev = cur
 	}
 	return prev[len(b)]
 }
