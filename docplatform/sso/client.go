@@ -345,9 +345,10 @@ func (c *Client) CanRevoke(ctx context.Context) bool {
 	return err == nil && m.revocation != ""
 }
 
-// RevokeRefreshToken asks the provider to revoke a refresh token (RFC 7009).
-// It does nothing when the provider has no revocation endpoint.
-func (c *Client) RevokeRefreshToken(ctx context.Context, token string) error {
+// RevokeToken asks the provider to revoke a token (RFC 7009); hint is
+// "refresh_token" or "access_token". It does nothing when the provider has
+// no revocation endpoint.
+func (c *Client) RevokeToken(ctx context.Context, token, hint string) error {
 	m, err := c.metadata(ctx)
 	if err != nil {
 		return err
@@ -355,7 +356,7 @@ func (c *Client) RevokeRefreshToken(ctx context.Context, token string) error {
 	if m.revocation == "" || token == "" {
 		return nil
 	}
-	form := url.Values{"token": {token}, "token_type_hint": {"refresh_token"}}
+	form := url.Values{"token": {token}, "token_type_hint": {hint}}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.revocation, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err

@@ -169,7 +169,7 @@ func TestEndSessionAndRevocation(t *testing.T) {
 	if !c.CanRevoke(ctx) {
 		t.Fatal("revocation endpoint not seen")
 	}
-	if err := c.RevokeRefreshToken(ctx, "rt-1"); err != nil {
+	if err := c.RevokeToken(ctx, "rt-1", "refresh_token"); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-p.Revoked; got != "rt-1" {
@@ -181,7 +181,7 @@ func TestEndSessionAndRevocation(t *testing.T) {
 	if c2.CanRevoke(ctx) {
 		t.Error("revocation claimed without endpoint")
 	}
-	if err := c2.RevokeRefreshToken(ctx, "x"); err != nil {
+	if err := c2.RevokeToken(ctx, "x", "access_token"); err != nil {
 		t.Errorf("revoke without endpoint: %v", err)
 	}
 }

@@ -1,0 +1,275 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"sort"
+	"time"
+
+	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/docplatform/sso"
+	"github.com/govkit/govkit/internal/httperr"
+)
+
+// login starts an authorization-code login with PKCE: a fresh state, nonce
+// and verifier join the pending logins in the encrypted login-state cookie,
+// and the browser goes to the provider.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	p := s.newLogin()
+	target, err := s.o.OIDC.AuthCodeURL(r.Context(), p.State, p.Nonce, p.Verifier)
+	if err != nil {
+		s.o.Logger.ErrorContext(r.Context(), "login: identity provider unavailable", slog.String("error", err.Error()))
+		httperr.Write(w, http.StatusServiceUnavailable, "Identity provider unavailable")
+		return
+	}
+	pending := append(s.openLogins(r), p)
+	if len(pending) > maxPendingLogins {
+		pending = pending[len(pending)-maxPendingLogins:]
+	}
+	s.writeLogins(w, pending)
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, target, http.StatusFound)
+}
+
+// callback finishes a login. Every failure ends the same way: the
+// login-state cookie is cleared and the browser goes to the frontend with
+// auth_error=callback_failed; the reason is logged, never put in the URL.
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	fail := func(reason string, err error) {
+		attrs := []slog.Attr{slog.String("reason", reason), slog.String("ip", state(r).ip)}
+		if err != nil {
+			attrs = append(attrs, slog.String("error", err.Error()))
+		}
+		s.o.Logger.LogAttrs(ctx, slog.LevelWarn, "login callback failed", attrs...)
+		s.writeLogins(w, nil)
+		w.Header().Set("Cache-Control", "no-store")
+		http.Redirect(w, r, s.o.FrontendURL+"/?auth_error=callback_failed", http.StatusFound)
+	}
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		fail("provider answered error "+truncate(e, 64), nil)
+		return
+	}
+	pending := s.openLogins(r)
+	p, rest, ok := takeLogin(pending, q.Get("state"))
+	if !ok {
+		fail("state matches no pending login (missing, expired or foreign login-state cookie)", nil)
+		return
+	}
+	if q.Get("code") == "" {
+		fail("no code", nil)
+		return
+	}
+	tokens, prof, err := s.o.OIDC.Exchange(ctx, q.Get("code"), p.Verifier, p.Nonce)
+	if err != nil {
+		fail("code exchange or ID token validation", err)
+		return
+	}
+	if _, err := s.o.Store.UpsertUser(ctx, docplatform.User{
+		ID: prof.Subject, Email: prof.Email, Name: prof.Name, PreferredUsername: prof.PreferredUsername,
+	}); err != nil {
+		fail("saving the user", err)
+		return
+	}
+	s.setAccessCookie(w, tokens.AccessToken, tokens.ExpiresIn)
+	s.setRefreshCookie(w, tokens.RefreshToken)
+	s.setIDCookie(w, tokens.IDToken)
+	s.setCSRFCookie(w)
+	s.writeLogins(w, rest)
+	s.o.Logger.InfoContext(ctx, "login", slog.String("user", prof.Subject), slog.String("ip", state(r).ip))
+	w.Header().Set("Cache-Control", "no-store")
+	http.Redirect(w, r, s.o.FrontendURL, http.StatusFound)
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+type meGroup struct {
+	ID   string           `json:"id"`
+	Name string           `json:"name"`
+	Role docplatform.Role `json:"role"`
+}
+
+type meResponse struct {
+	Sub               string                      `json:"sub"`
+	Name              string                      `json:"name"`
+	Email             string                      `json:"email"`
+	PreferredUsername string                      `json:"preferred_username"`
+	Roles             map[string]docplatform.Role `json:"roles"`
+	ExpiresIn         int64                       `json:"expires_in"`
+	IsSystemAdmin     bool                        `json:"isSystemAdmin"`
+	Groups            []meGroup                   `json:"groups"`
+}
+
+// me returns the caller's profile. Name and email come from the user
+// record saved at login, not from the access token. A system admin sees
+// every group; in groups where they have no membership their role is shown
+// as ADMIN, the access they effectively have.
+func (s *Server) me(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	st := state(r)
+	id := &st.identity
+	u, err := s.o.Store.User(ctx, id.UserID)
+	if errors.Is(err, docplatform.ErrNotFound) {
+		u = docplatform.User{ID: id.UserID}
+	} else if err != nil {
+		s.internalError(w, r, "me: load user", err)
+		return
+	}
+	groups, err := s.groupsOf(ctx, id)
+	if err != nil {
+		s.internalError(w, r, "me: load groups", err)
+		return
+	}
+	exp := int64(st.token.Expiry.Sub(s.o.Now()) / time.Second)
+	if exp < 0 {
+		exp = 0
+	}
+	writeJSON(w, http.StatusOK, meResponse{
+		Sub: id.UserID, Name: u.Name, Email: u.Email, PreferredUsername: u.PreferredUsername,
+		Roles: id.GroupRoles, ExpiresIn: exp, IsSystemAdmin: id.IsSystemAdmin, Groups: groups,
+	})
+}
+
+func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity) ([]meGroup, error) {
+	out := []meGroup{}
+	if id.IsSystemAdmin {
+		all, err := s.o.Store.ListGroups(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range all {
+			if g.DeletedAt != nil {
+				continue
+			}
+			role, ok := id.GroupRoles[g.ID]
+			if !ok {
+				role = docplatform.RoleAdmin
+			}
+			out = append(out, meGroup{g.ID, g.Name, role})
+		}
+	} else {
+		for gid, role := range id.GroupRoles {
+			g, err := s.o.Store.Group(ctx, gid)
+			if errors.Is(err, docplatform.ErrNotFound) {
+				continue
+			}
+			if err != nil {
+				return nil, err
+			}
+			if g.DeletedAt != nil {
+				continue
+			}
+			out = append(out, meGroup{g.ID, g.Name, role})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name || (out[i].Name == out[j].Name && out[i].ID < out[j].ID) })
+	return out, nil
+}
+
+// refresh renews the tokens. The route is public (the access cookie may
+// have expired), so this handler itself requires the refresh_token cookie
+// and the CSRF double-submit, always.
+func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	rc, err := r.Cookie(cookieRefresh)
+	if err != nil || rc.Value == "" {
+		httperr.Write(w, http.StatusUnauthorized, "No refresh token available")
+		return
+	}
+	if !validCSRF(r) {
+		httperr.Write(w, http.StatusForbidden, "CSRF token validation failed")
+		return
+	}
+	tokens, err := s.o.OIDC.Refresh(ctx, rc.Value)
+	if errors.Is(err, sso.ErrRefused) {
+		s.o.Logger.InfoContext(ctx, "refresh refused by the provider", slog.String("error", err.Error()), slog.String("ip", state(r).ip))
+		s.clearAuthCookies(w)
+		httperr.Write(w, http.StatusUnauthorized, "Token refresh failed")
+		return
+	}
+	if err != nil {
+		// The provider is unreachable: the session may still be good, so
+		// the cookies stay for a retry.
+		s.o.Logger.ErrorContext(ctx, "refresh: identity provider unavailable", slog.String("error", err.Error()))
+		httperr.Write(w, http.StatusBadGateway, "Identity provider unavailable")
+		return
+	}
+	s.setAccessCookie(w, tokens.AccessToken, tokens.ExpiresIn)
+	if tokens.RefreshToken != "" {
+		s.setRefreshCookie(w, tokens.RefreshToken)
+	}
+	if tokens.IDToken != "" {
+		s.setIDCookie(w, tokens.IDToken)
+	}
+	s.setCSRFCookie(w)
+	writeJSON(w, http.StatusOK, map[string]int64{"expires_in": int64(tokens.ExpiresIn / time.Second)})
+}
+
+// logout clears the auth cookies and sends the browser to the provider's
+// end_session endpoint. A cross-site request (a link or image elsewhere)
+// only goes back to the frontend: logging people out is not for other
+// sites to decide. When the provider has a revocation endpoint the token
+// the browser sent is revoked first, best effort: the refresh token's
+// cookie path keeps it away from this endpoint, so that is the access
+// token (ending the provider session through id_token_hint is what ends
+// the refresh token).
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	w.Header().Set("Cache-Control", "no-store")
+	if r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+		http.Redirect(w, r, s.o.FrontendURL, http.StatusFound)
+		return
+	}
+	var hint string
+	if c, err := r.Cookie(cookieID); err == nil {
+		hint = c.Value
+	}
+	if c, err := r.Cookie(cookieRefresh); err == nil && c.Value != "" {
+		s.revoke(ctx, c.Value, "refresh_token")
+	} else if c, err := r.Cookie(cookieAccess); err == nil && c.Value != "" {
+		s.revoke(ctx, c.Value, "access_token")
+	}
+	s.clearAuthCookies(w)
+	target, err := s.o.OIDC.EndSessionURL(ctx, hint, s.postLogout)
+	if err != nil {
+		s.o.Logger.WarnContext(ctx, "logout: identity provider unavailable; cookies cleared only", slog.String("error", err.Error()))
+		target = s.postLogout
+	}
+	http.Redirect(w, r, target, http.StatusFound)
+}
+
+func (s *Server) revoke(ctx context.Context, token, hint string) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	if err := s.o.OIDC.RevokeToken(ctx, token, hint); err != nil {
+		s.o.Logger.WarnContext(ctx, "logout: revocation failed", slog.String("error", err.Error()))
+	}
+}
+
+// health reports whether the database answers and the provider's discovery
+// document is loaded. It is public and never rate-limited.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	db, idp := "up", "up"
+	status := http.StatusOK
+	if err := s.o.Store.Ping(ctx); err != nil {
+		db, status = "down", http.StatusServiceUnavailable
+	}
+	if err := s.o.OIDC.Discover(ctx); err != nil {
+		idp, status = "down", http.StatusServiceUnavailable
+	}
+	overall := "ok"
+	if status != http.StatusOK {
+		overall = "unavailable"
+	}
+	writeJSON(w, status, map[string]string{"status": overall, "database": db, "identityProvider": idp})
+}

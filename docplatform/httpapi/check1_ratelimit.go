@@ -1,0 +1,56 @@
+package httpapi
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/govkit/govkit/internal/httperr"
+	"github.com/govkit/govkit/internal/ratelimit"
+)
+
+// rateLimit is check 1: a per-client-IP budget for the route's class. It
+// sets X-RateLimit-Limit/Remaining/Reset (the headers the original sent)
+// on every answer and Retry-After on a 429. If the counter store fails
+// (Redis down) the request is let through and the failure logged: an
+// outage of the limiter must not become an outage of the platform.
+func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
+	var rule ratelimit.Rule
+	var prefix string
+	switch rt.limit {
+	case limitNone:
+		return func(next http.Handler) http.Handler { return next }
+	case limitLogin:
+		rule, prefix = s.o.AuthLimit, "rl:login:"
+	case limitCallback:
+		rule, prefix = s.o.AuthLimit, "rl:callback:"
+	case limitLogout:
+		rule, prefix = s.o.AuthLimit, "rl:logout:"
+	case limitRefresh:
+		rule, prefix = s.o.RefreshLimit, "rl:refresh:"
+	default:
+		rule, prefix = s.o.GlobalLimit, "rl:global:"
+	}
+	limit := []string{strconv.Itoa(rule.Limit)}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			st := state(r)
+			d, err := ratelimit.Allow(r.Context(), s.o.Counters, prefix+st.ip, rule)
+			if err != nil {
+				s.o.Logger.WarnContext(r.Context(), "rate limiter unavailable; request let through", slog.String("error", err.Error()))
+				next.ServeHTTP(w, r)
+				return
+			}
+			h := w.Header()
+			h["X-Ratelimit-Limit"] = limit
+			h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(d.Remaining)}
+			h["X-Ratelimit-Reset"] = []string{seconds(d.ResetIn)}
+			if !d.Allowed {
+				h["Retry-After"] = h["X-Ratelimit-Reset"]
+				httperr.Write(w, http.StatusTooManyRequests, "ThrottlerException: Too Many Requests")
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,66 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+
+	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/internal/httperr"
+)
+
+// apiKeyCheck is check 3: with X-API-Key on a route that admits keys, the
+// key is looked up by its HMAC. Failures are counted per client IP; once
+// the budget is spent the request is refused with 429 before any lookup,
+// and a success clears the count. On routes that do not admit keys the
+// header is a 403, whatever else the request carries.
+func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		if rt.Access.Level == LevelPublic {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			raw := r.Header.Get("X-API-Key")
+			if raw == "" {
+				next.ServeHTTP(w, r)
+				return
+			}
+			if !rt.Access.allowsAPIKey() {
+				httperr.Write(w, http.StatusForbidden, "API key authentication is not allowed for this endpoint")
+				return
+			}
+			st := state(r)
+			ctx := r.Context()
+			failKey := "apikey-fail:" + st.ip
+			win, err := s.failures.Store.Peek(ctx, failKey)
+			if err != nil {
+				s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
+			} else if win.Count >= int64(s.failures.Max) {
+				w.Header().Set("Retry-After", seconds(win.ResetIn))
+				httperr.Write(w, http.StatusTooManyRequests, "Too many failed API key attempts")
+				return
+			}
+			key, err := s.o.Store.APIKeyByHash(ctx, s.hashAPIKey(raw))
+			if errors.Is(err, docplatform.ErrNotFound) {
+				if err := s.failures.Fail(ctx, failKey); err != nil {
+					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
+				}
+				s.o.Logger.InfoContext(ctx, "API key refused", slog.String("ip", st.ip))
+				httperr.Write(w, http.StatusUnauthorized, "Invalid API key")
+				return
+			}
+			if err != nil {
+				s.internalError(w, r, "API key lookup", err)
+				return
+			}
+			if win.Count > 0 {
+				if err := s.failures.Succeed(ctx, failKey); err != nil {
+					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
+				}
+			}
+			s.uses.touch(key.ID, s.o.Now())
+			st.cred, st.key = credAPIKey, key
+			next.ServeHTTP(w, r)
+		})
+	}
+}

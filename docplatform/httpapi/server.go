@@ -1,0 +1,276 @@
+// Package httpapi is the document platform's HTTP layer: the route table,
+// the five-check request chain, the auth endpoints of the
+// backend-for-frontend login (login, callback, me, refresh, logout), the
+// API-key endpoints, health, security headers and CORS.
+//
+// Every route is declared in one table (routes.go) with its access level
+// next to its handler. Each route's handler is wrapped in the checks in the
+// seed's order, one file per check:
+//
+//	check1_ratelimit.go  per-IP budgets (429 + Retry-After)
+//	check2_token.go      access token from the cookie, else Bearer
+//	check3_apikey.go     X-API-Key, with the per-IP failure lockout
+//	check4_identity.go   identity from the database; the access level
+//	check5_csrf.go       double-submit token for cookie-authenticated writes
+//
+// Handlers are thin: they read the identity the chain attached
+// (IdentityFrom) and call the store.
+package httpapi
+
+import (
+	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/docplatform/config"
+	"github.com/govkit/govkit/docplatform/sso"
+	"github.com/govkit/govkit/internal/clientip"
+	"github.com/govkit/govkit/internal/httperr"
+	"github.com/govkit/govkit/internal/ratelimit"
+)
+
+// Options configure a Server. OIDC, Store, Counters, FrontendURL and
+// CookieSecret are required.
+type Options struct {
+	OIDC  OIDC
+	Store Store
+
+	FrontendURL           string // where logins end; the only CORS origin
+	PostLogoutRedirectURI string // default FrontendURL
+	SecureCookies         bool   // false only for NODE_ENV development/test
+	CookieSecret          string // keys the login-state cookie and the API-key HMAC
+
+	GlobalLimit, AuthLimit, RefreshLimit ratelimit.Rule
+	// APIKeyFailures: Limit failures per Window per client IP.
+	APIKeyFailures ratelimit.Rule
+	// Counters holds the rate-limit and API-key-failure counters: memory
+	// for one process, Redis for replicas that share budgets.
+	Counters ratelimit.Store
+	ClientIP *clientip.Resolver
+
+	Logger *slog.Logger
+	Now    func() time.Time
+	// LastUseFlush is how often API-key last-use times are written, in one
+	// batch (default 30 s), instead of a database write per request.
+	LastUseFlush time.Duration
+	// MaxBody bounds request bodies (default 1 MiB).
+	MaxBody int64
+
+	// Routes are added to the platform's own (resource packages register
+	// theirs here); each must declare its access level.
+	Routes []Route
+}
+
+// Server serves the platform's API. Create it with New; it is an
+// http.Handler. Close flushes pending API-key last-use times.
+type Server struct {
+	o              Options
+	mux            *http.ServeMux
+	routes         []Route
+	loginAEAD      cipher.AEAD
+	apiKeyMAC      []byte
+	failures       ratelimit.Failures
+	uses           *useRecorder
+	frontendOrigin string
+	postLogout     string
+}
+
+// New builds a Server from o.
+func New(o Options) (*Server, error) {
+	switch {
+	case o.OIDC == nil, o.Store == nil, o.Counters == nil:
+		return nil, errors.New("httpapi: OIDC, Store and Counters are required")
+	case len(o.CookieSecret) < config.MinCookieSecret:
+		return nil, errors.New("httpapi: CookieSecret too short")
+	}
+	fu, err := url.Parse(o.FrontendURL)
+	if err != nil || fu.Scheme == "" || fu.Host == "" {
+		return nil, errors.New("httpapi: FrontendURL must be an absolute URL")
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.ClientIP == nil {
+		o.ClientIP, _ = clientip.New(nil)
+	}
+	if o.LastUseFlush <= 0 {
+		o.LastUseFlush = 30 * time.Second
+	}
+	if o.MaxBody <= 0 {
+		o.MaxBody = 1 << 20
+	}
+	for _, r := range []*ratelimit.Rule{&o.GlobalLimit, &o.AuthLimit, &o.RefreshLimit, &o.APIKeyFailures} {
+		if r.Limit <= 0 || r.Window <= 0 {
+			return nil, errors.New("httpapi: every limit needs a positive Limit and Window")
+		}
+	}
+	block, err := aes.NewCipher(config.DeriveKey(o.CookieSecret, "login-state cookie"))
+	if err != nil {
+		return nil, err
+	}
+	aead, err := cipher.NewGCM(block)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		o:              o,
+		loginAEAD:      aead,
+		apiKeyMAC:      config.DeriveKey(o.CookieSecret, "api-key hmac"),
+		failures:       ratelimit.Failures{Store: o.Counters, Max: o.APIKeyFailures.Limit, Window: o.APIKeyFailures.Window},
+		frontendOrigin: fu.Scheme + "://" + fu.Host,
+		postLogout:     o.PostLogoutRedirectURI,
+	}
+	if s.postLogout == "" {
+		s.postLogout = o.FrontendURL
+	}
+	s.uses = newUseRecorder(o.Store, o.Logger, o.LastUseFlush)
+	s.mux = http.NewServeMux()
+	// The fallback routes ("/" and "OPTIONS /") go last only for reading;
+	// ServeMux picks the most specific pattern whatever the order.
+	s.routes = append(s.routeTable(), o.Routes...)
+	for i := range s.routes {
+		rt := &s.routes[i]
+		if rt.Access.Level == undeclared {
+			return nil, errors.New("httpapi: route " + rt.Method + " " + rt.Pattern + " declares no access level")
+		}
+		s.mux.Handle(rt.pattern(), s.chain(rt))
+	}
+	return s, nil
+}
+
+// Close writes the pending API-key last-use times and stops the writer.
+func (s *Server) Close(ctx context.Context) error { return s.uses.close(ctx) }
+
+// chain wraps a route's handler in the five checks, first check outermost.
+func (s *Server) chain(rt *Route) http.Handler {
+	var h http.Handler = rt.Handler
+	for _, check := range []func(*Route) func(http.Handler) http.Handler{
+		s.csrfCheck, s.identityCheck, s.apiKeyCheck, s.tokenCheck, s.rateLimit,
+	} {
+		h = check(rt)(h)
+	}
+	return h
+}
+
+// credential is what authenticated a request.
+type credential int
+
+const (
+	credNone credential = iota
+	credCookie
+	credBearer
+	credAPIKey
+)
+
+func (c credential) String() string {
+	return [...]string{"none", "cookie", "bearer", "api-key"}[c]
+}
+
+// reqState travels with a request through the chain.
+type reqState struct {
+	route    *Route
+	ip       string
+	cred     credential
+	token    sso.AccessToken
+	key      docplatform.APIKey
+	identity docplatform.Identity
+	resolved bool
+	status   int
+}
+
+type stateKey struct{}
+
+func state(r *http.Request) *reqState {
+	st, _ := r.Context().Value(stateKey{}).(*reqState)
+	if st == nil {
+		st = &reqState{}
+	}
+	return st
+}
+
+// IdentityFrom returns the identity the chain resolved for the request, or
+// nil on public routes.
+func IdentityFrom(ctx context.Context) *docplatform.Identity {
+	st, _ := ctx.Value(stateKey{}).(*reqState)
+	if st == nil || !st.resolved {
+		return nil
+	}
+	return &st.identity
+}
+
+// ServeHTTP adds the response headers every answer carries (errors and
+// 404s included), finds the client address, bounds the body, routes, and
+// logs one line.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	securityHeaders(w.Header())
+	s.cors(w.Header(), r)
+	st := &reqState{ip: s.o.ClientIP.ClientIP(r)}
+	rec := &statusWriter{ResponseWriter: w, st: st}
+	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(rec, r.Body, s.o.MaxBody)
+	}
+	s.mux.ServeHTTP(rec, r)
+	if st.status == 0 {
+		st.status = http.StatusOK
+	}
+	// Path only: query strings carry codes, states and hints.
+	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", st.status), slog.Duration("duration", time.Since(start)),
+		slog.String("ip", st.ip), slog.String("auth", st.cred.String()))
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	st *reqState
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.st.status == 0 {
+		w.st.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.st.status == 0 {
+		w.st.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func seconds(d time.Duration) string {
+	s := int64((d + time.Second - 1) / time.Second)
+	if s < 1 {
+		s = 1
+	}
+	return strconv.FormatInt(s, 10)
+}
+
+// internalError logs err and answers 500 without details.
+func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	s.o.Logger.ErrorContext(r.Context(), what, slog.String("error", err.Error()), slog.String("path", r.URL.Path))
+	httperr.Write(w, http.StatusInternalServerError, "Internal server error")
+}

@@ -1,0 +1,45 @@
+package httpapi
+
+import (
+	"context"
+	"time"
+
+	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/docplatform/sso"
+)
+
+// Store is what the HTTP layer needs from the platform's database.
+type Store interface {
+	Ping(ctx context.Context) error
+	// UpsertUser saves the profile of a user who logged in; it must keep
+	// the stored system-admin flag.
+	UpsertUser(ctx context.Context, u docplatform.User) (docplatform.User, error)
+	User(ctx context.Context, id string) (docplatform.User, error)
+	// UserAccess returns the user's system-admin flag and roles in groups
+	// that are not soft-deleted; an unknown user has neither (no error).
+	UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error)
+	Group(ctx context.Context, id string) (docplatform.Group, error)
+	ListGroups(ctx context.Context) ([]docplatform.Group, error)
+
+	CreateAPIKey(ctx context.Context, k docplatform.APIKey) (docplatform.APIKey, error)
+	// APIKeyByHash finds a key by its HMAC; keys of soft-deleted groups are
+	// ErrNotFound.
+	APIKeyByHash(ctx context.Context, hash []byte) (docplatform.APIKey, error)
+	APIKeyForGroup(ctx context.Context, groupID string) (docplatform.APIKey, error)
+	RegenerateAPIKey(ctx context.Context, groupID, prefix string, hash []byte) (docplatform.APIKey, error)
+	DeleteAPIKey(ctx context.Context, groupID string) error
+	// RecordAPIKeyUse saves last-use times by key id, in one batch.
+	RecordAPIKeyUse(ctx context.Context, used map[string]time.Time) error
+}
+
+// OIDC is what the HTTP layer needs from the identity provider's client
+// (sso.Client).
+type OIDC interface {
+	Discover(ctx context.Context) error
+	AuthCodeURL(ctx context.Context, state, nonce, verifier string) (string, error)
+	Exchange(ctx context.Context, code, verifier, nonce string) (sso.Tokens, sso.Profile, error)
+	Refresh(ctx context.Context, refreshToken string) (sso.Tokens, error)
+	EndSessionURL(ctx context.Context, idTokenHint, postLogout string) (string, error)
+	RevokeToken(ctx context.Context, token, hint string) error
+	VerifyAccessToken(ctx context.Context, raw string) (sso.AccessToken, error)
+}
