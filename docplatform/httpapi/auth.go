@@ -170,7 +170,9 @@ func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity) ([]meGr
 			out = append(out, meGroup{g.ID, g.Name, role})
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name || (out[i].Name == out[j].Name && out[i].ID < out[j].ID) })
+	sort.Slice(out, func(i, j int) bool {
+		return out[i].Name < out[j].Name || (out[i].Name == out[j].Name && out[i].ID < out[j].ID)
+	})
 	return out, nil
 }
 
