@@ -1,6 +1,7 @@
 package jsrt
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -81,9 +82,19 @@ func (v *vm) installGlobals(opts Options) {
 	_ = rt.Set("clearImmediate", clear)
 }
 
+// jsError makes a plain JavaScript Error, so scripts can catch it and
+// messages read as in Node.
+func jsError(rt *goja.Runtime, msg string) *goja.Object {
+	e, err := rt.New(rt.Get("Error"), rt.ToValue(msg))
+	if err != nil {
+		return rt.NewGoError(errors.New(msg))
+	}
+	return e
+}
+
 // requireFunc is the require of one module. Modules are built once per
 // runtime and shared between the files evaluated in it, as in Node.
-func (v *vm) requireFunc(file, dir string) goja.Value {
+func (v *vm) requireFunc() goja.Value {
 	rt := v.rt
 	return rt.ToValue(func(call goja.FunctionCall) goja.Value {
 		name := call.Argument(0).String()
@@ -100,8 +111,8 @@ func (v *vm) requireFunc(file, dir string) goja.Value {
 		case "lodash":
 			return v.lodashModule()
 		}
-		panic(rt.NewGoError(fmt.Errorf("require(%q) in %s: module not available in govkit config files; available: %s",
-			call.Argument(0).String(), file, strings.Join(Modules, ", "))))
+		panic(jsError(rt, fmt.Sprintf("require(%q): module not available in govkit config files; available: %s",
+			call.Argument(0).String(), strings.Join(Modules, ", "))))
 	})
 }
 
@@ -140,7 +151,7 @@ func (v *vm) fsModule() goja.Value {
 				case os.IsPermission(err):
 					code = "EACCES"
 				}
-				e := rt.NewGoError(fmt.Errorf("%s: cannot read file '%s'", code, p))
+				e := jsError(rt, fmt.Sprintf("%s: cannot read file '%s'", code, p))
 				_ = e.Set("code", code)
 				panic(e)
 			}

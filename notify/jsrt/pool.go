@@ -51,8 +51,11 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	if e.Line > 0 {
+	if e.Line > 0 && e.Column > 0 {
 		return fmt.Sprintf("%s:%d:%d: %s", e.File, e.Line, e.Column, e.Message)
+	}
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Message)
 	}
 	return fmt.Sprintf("%s: %s", e.File, e.Message)
 }
@@ -116,7 +119,16 @@ func compileModule(s Source) (*goja.Program, error) {
 	code := "(function (exports, require, module, __filename, __dirname) {" + s.Code + "\n})"
 	prog, err := goja.Compile(s.Name, code, false)
 	if err != nil {
-		return nil, syntaxError(s.Name, err)
+		err := syntaxError(s.Name, err)
+		// An error found in the wrapper's closing line means the file
+		// ended too early: place it on the file's last line.
+		if je, ok := err.(*Error); ok {
+			if last := strings.Count(strings.TrimRight(s.Code, "\n"), "\n") + 1; je.Line > last {
+				je.Line, je.Column = last, 0
+				je.Message = "syntax error: unexpected end of file"
+			}
+		}
+		return nil, err
 	}
 	return prog, nil
 }
@@ -128,6 +140,12 @@ func syntaxError(name string, err error) error {
 		return &Error{File: name, Line: pos.Line, Column: pos.Column, Message: "syntax error: " + ce.Message}
 	}
 	msg := err.Error()
+	if ce != nil {
+		msg = ce.Message
+	}
+	if i := strings.Index(msg, " (and "); i > 0 && strings.HasSuffix(msg, " more errors)") {
+		msg = msg[:i]
+	}
 	// The parser's message reads "<name>: Line L:C <text>".
 	if rest, ok := strings.CutPrefix(msg, name+": "); ok {
 		msg = rest
@@ -222,7 +240,7 @@ func (v *vm) runModule(s Source, prog *goja.Program) (goja.Value, error) {
 	_ = module.Set("exports", exports)
 	abs, _ := filepath.Abs(s.Name)
 	dir := filepath.Dir(abs)
-	req := v.requireFunc(s.Name, dir)
+	req := v.requireFunc()
 	_ = module.Set("filename", abs)
 	_ = module.Set("id", abs)
 	_ = module.Set("require", req)
