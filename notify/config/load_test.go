@@ -123,8 +123,8 @@ func TestLayering(t *testing.T) {
 			path:  "port", want: 3000.0,
 		},
 		{
-			name:  "base config.json is read below the env file",
-			files: map[string]string{"src/config.json": `{"httpHost": "base", "internalHttpHost": "base"}`, "src/config.production.json": `{"httpHost": "env"}`},
+			name:    "base config.json is read below the env file",
+			files:   map[string]string{"src/config.json": `{"httpHost": "base", "internalHttpHost": "base"}`, "src/config.production.json": `{"httpHost": "env"}`},
 			nodeEnv: "production", path: "internalHttpHost", want: "base",
 		},
 		{
@@ -138,8 +138,8 @@ func TestLayering(t *testing.T) {
 			nodeEnv: "test", path: "httpHost", want: "test",
 		},
 		{
-			name:  "files of another NODE_ENV are not read",
-			files: map[string]string{"src/config.dev.json": `{"httpHost": "dev"}`},
+			name:    "files of another NODE_ENV are not read",
+			files:   map[string]string{"src/config.dev.json": `{"httpHost": "dev"}`},
 			nodeEnv: "production", path: "httpHost", want: nil,
 		},
 	}
@@ -163,9 +163,9 @@ func TestLocalFilesSkippedUnderTestEnvAreNotEvenRun(t *testing.T) {
 
 func TestFilesListsWhatWasRead(t *testing.T) {
 	root := deployment(t, map[string]string{
-		"src/config.production.json":                `{}`,
-		"src/config.local.js":                       `module.exports = {}`,
-		"src/middleware.local.json":                 `{}`,
+		"src/config.production.json":               `{}`,
+		"src/config.local.js":                      `module.exports = {}`,
+		"src/middleware.local.json":                `{}`,
 		"src/datasources/db.datasource.local.json": `{}`,
 	})
 	c := mustLoad(t, root, "production", nil)
@@ -387,10 +387,10 @@ func TestScriptErrorsNameFileAndLine(t *testing.T) {
 
 func TestAllProblemsReportedAtOnce(t *testing.T) {
 	root := deployment(t, map[string]string{
-		"src/config.local.js":                        "module.exports = {\n  smtp: {host: 'x'},\n  smsServiceProvider: 'swift',\n  port: 'abc',\n};\n",
-		"src/middleware.local.json":                  `{"initial": {}}`,
+		"src/config.local.js":                      "module.exports = {\n  smtp: {host: 'x'},\n  smsServiceProvider: 'swift',\n  port: 'abc',\n};\n",
+		"src/middleware.local.json":                `{"initial": {}}`,
 		"src/datasources/db.datasource.local.json": `{"url": "mongodb://x"}`,
-		"src/config.production.js":                   "module.exports = {\n  a: ,\n};\n",
+		"src/config.production.js":                 "module.exports = {\n  a: ,\n};\n",
 	})
 	_, err := load(t, root, "production", nil)
 	ps := problems(t, err)
@@ -465,7 +465,7 @@ func TestEveryRenameOfTheSeedIsListed(t *testing.T) {
 		"notification.handleBounce": 3, "notification.handleListUnsubscribeByEmail": 3,
 		"smsServiceProvider": 3, "sms.twilio": 3, "sms.swift": 3,
 		"subscription.unsubscriptionEmailDomain": 3,
-		"email.throttle.minTime": 5, "sms.throttle.minTime": 5,
+		"email.throttle.minTime":                 5, "sms.throttle.minTime": 5,
 		"email.throttle.clientOptions": 5, "sms.throttle.clientOptions": 5,
 		"email.throttle.datastore": 5, "sms.throttle.datastore": 5,
 	}
