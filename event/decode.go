@@ -586,23 +586,39 @@ func nearest(key string) string {
 	return ""
 }
 
+// editDistance returns the Levenshtein distance of a and b if it is at
+// most 2, and a larger number otherwise. Only cells within two of the
+// diagonal are computed, so a typo check costs a few dozen steps.
 func editDistance(a, b string) int {
-	const max = 32
-	if len(a) > max || len(b) > max || len(a)-len(b) > 2 || len(b)-len(a) > 2 {
-		return 99
+	const limit, band, far = 32, 2, 99
+	if len(a) > limit || len(b) > limit || len(a)-len(b) > band || len(b)-len(a) > band {
+		return far
 	}
-	var prev, cur [max + 1]int
-	for j := 0; j <= len(b); j++ {
-		prev[j] = j
+	var prev, cur [limit + 1]int
+	for j := range prev {
+		prev[j] = far
+		if j <= band {
+			prev[j] = j
+		}
 	}
 	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
+		for j := range cur {
+			cur[j] = far
+		}
+		if i <= band {
+			cur[0] = i
+		}
+		best := cur[0]
+		for j := max(1, i-band); j <= min(len(b), i+band); j++ {
 			cost := 1
 			if a[i-1] == b[j-1] {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			best = min(best, cur[j])
+		}
+		if best > band {
+			return far
 		}
 		prev = cur
 	}
