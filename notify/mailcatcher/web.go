@@ -1,0 +1,176 @@
+package mailcatcher
+
+import (
+	"encoding/json"
+	"html/template"
+	"net/http"
+	"sort"
+	"strconv"
+)
+
+// Handler serves the caught mail. Links are relative, so it can be mounted
+// under any prefix with http.StripPrefix (mount it with a trailing slash,
+// e.g. "/mail/"):
+//
+//	GET /                 the list page, newest first
+//	GET /m/{id}/          one message: envelope, headers, text, HTML preview
+//	GET /m/{id}/html      the HTML body alone, sandboxed by CSP
+//	GET /m/{id}/raw       the source, as text/plain
+//	GET /api/mails        every message as JSON, newest first
+//	GET /api/mails/{id}   one message as JSON
+func (c *Catcher) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", c.list)
+	mux.HandleFunc("GET /m/{id}/{$}", c.show)
+	mux.HandleFunc("GET /m/{id}/html", c.html)
+	mux.HandleFunc("GET /m/{id}/raw", c.raw)
+	mux.HandleFunc("GET /api/mails", c.apiList)
+	mux.HandleFunc("GET /api/mails/{id}", c.apiOne)
+	return pageHeaders(mux)
+}
+
+// pageHeaders applies to our own pages: nothing but our inline styles and
+// same-origin frames may load, and no one else may frame us.
+func pageHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func (c *Catcher) byID(w http.ResponseWriter, r *http.Request) (Mail, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil {
+		http.Error(w, "no such message", http.StatusNotFound)
+		return Mail{}, false
+	}
+	m, ok := c.Mail(id)
+	if !ok {
+		http.Error(w, "no such message (it may have been dropped to make room)", http.StatusNotFound)
+	}
+	return m, ok
+}
+
+func (c *Catcher) list(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = listPage.Execute(w, struct {
+		Mails []Mail
+		Max   int
+	}{c.Mails(), c.opts.MaxMessages})
+}
+
+type headerLine struct{ Key, Value string }
+
+func (c *Catcher) show(w http.ResponseWriter, r *http.Request) {
+	m, ok := c.byID(w, r)
+	if !ok {
+		return
+	}
+	var lines []headerLine
+	keys := make([]string, 0, len(m.Headers))
+	for k := range m.Headers {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		for _, v := range m.Headers[k] {
+			lines = append(lines, headerLine{k, v})
+		}
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = showPage.Execute(w, struct {
+		Mail    Mail
+		Headers []headerLine
+	}{m, lines})
+}
+
+// html serves a message's HTML body as its own document. The CSP sandbox
+// gives it a unique origin with scripts, forms and plugins off, and
+// default-src 'none' stops it fetching anything (images inline as data:
+// only), so opening it directly is as safe as viewing it framed. Links
+// open in a new tab, outside the frame.
+func (c *Catcher) html(w http.ResponseWriter, r *http.Request) {
+	m, ok := c.byID(w, r)
+	if !ok {
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Security-Policy", "sandbox allow-popups allow-popups-to-escape-sandbox; default-src 'none'; img-src data:; style-src 'unsafe-inline'; frame-ancestors 'self'")
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	_, _ = w.Write([]byte(`<!doctype html><meta charset="utf-8"><base target="_blank">`))
+	_, _ = w.Write([]byte(m.HTML))
+}
+
+func (c *Catcher) raw(w http.ResponseWriter, r *http.Request) {
+	m, ok := c.byID(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write(m.raw)
+}
+
+func (c *Catcher) apiList(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, c.Mails())
+}
+
+func (c *Catcher) apiOne(w http.ResponseWriter, r *http.Request) {
+	if m, ok := c.byID(w, r); ok {
+		writeJSON(w, m)
+	}
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+const style = `<style>
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
+table{border-collapse:collapse;width:100%}
+td,th{padding:.35em .6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
+tr:hover td{background:#f5f7fa}
+a{color:#1a5a96}
+pre{white-space:pre-wrap;background:#f7f7f7;padding:1em;border:1px solid #ddd}
+iframe{width:100%;height:32em;border:1px solid #ddd}
+.muted{color:#777}
+</style>`
+
+var funcs = template.FuncMap{
+	"when": func(m Mail) string { return m.Received.Format("2006-01-02 15:04:05Z") },
+}
+
+var listPage = template.Must(template.New("list").Funcs(funcs).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Caught mail</title>` + style + `</head><body>
+<h1>Caught mail</h1>
+<p class="muted">Mail sent by govkit in development is caught here and never delivered. Newest first; the last {{.Max}} messages are kept in memory. Reload to see new mail. <a href="api/mails">JSON</a></p>
+{{if .Mails}}<table>
+<tr><th>Received (UTC)</th><th>From</th><th>To</th><th>Subject</th></tr>
+{{range .Mails}}<tr><td>{{when .}}</td><td>{{.From}}</td><td>{{.To}}</td><td><a href="m/{{.ID}}/">{{if .Subject}}{{.Subject}}{{else}}(no subject){{end}}</a></td></tr>
+{{end}}</table>{{else}}<p>No mail caught yet.</p>{{end}}
+</body></html>`))
+
+var showPage = template.Must(template.New("show").Funcs(funcs).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>{{.Mail.Subject}}</title>` + style + `</head><body>
+<p><a href="../../">&larr; all mail</a> · <a href="raw">source</a> · <a href="../../api/mails/{{.Mail.ID}}">JSON</a></p>
+<h1>{{if .Mail.Subject}}{{.Mail.Subject}}{{else}}(no subject){{end}}</h1>
+<table>
+<tr><th>Received (UTC)</th><td>{{when .Mail}}</td></tr>
+<tr><th>Envelope from</th><td>{{.Mail.Envelope.From}}</td></tr>
+<tr><th>Envelope to</th><td>{{range $i, $t := .Mail.Envelope.To}}{{if $i}}, {{end}}{{$t}}{{end}}</td></tr>
+<tr><th>From</th><td>{{.Mail.From}}</td></tr>
+<tr><th>To</th><td>{{.Mail.To}}</td></tr>
+</table>
+{{if .Mail.HTML}}<h2>HTML</h2>
+<iframe sandbox="allow-popups allow-popups-to-escape-sandbox" src="html" title="HTML body"></iframe>{{end}}
+{{if .Mail.Text}}<h2>Text</h2>
+<pre>{{.Mail.Text}}</pre>{{end}}
+<h2>Headers</h2>
+<table>{{range .Headers}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+</body></html>`))
