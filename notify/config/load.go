@@ -92,7 +92,7 @@ func Load(opts Options) (*Config, error) {
 	if opts.CertsDir == "" {
 		opts.CertsDir = filepath.Join(opts.Dir, "..", "server", "certs")
 	}
-	l := &loader{opts: opts}
+	l := &loader{opts: opts, locators: map[string]*jsrt.Locator{}}
 	l.checkV1Layout()
 
 	var files []*layerFile
@@ -149,6 +149,8 @@ func Load(opts Options) (*Config, error) {
 	cfg.datasourceTree = dsTree
 	l.files = files
 	l.decode(cfg)
+	l.locate(l.problems)
+	l.locate(l.warnings)
 	cfg.Warnings = l.warnings
 	if len(l.problems) > 0 {
 		return nil, &Error{Problems: l.problems, Warnings: l.warnings}
@@ -200,6 +202,7 @@ func addCertificates(tree map[string]any, dir string, l *loader) {
 
 type loader struct {
 	opts      Options
+	locators  map[string]*jsrt.Locator // by file path: where keys are written
 	problems  []Problem
 	warnings  []Problem
 	pool      *jsrt.Pool
@@ -225,9 +228,11 @@ func (l *loader) read(files []*layerFile) {
 		switch filepath.Ext(f.path) {
 		case ".json":
 			f.tree = l.parseJSON(f.path, b)
+			l.locators[f.path] = jsrt.NewLocator(f.path, string(b))
 		case ".js":
 			sources = append(sources, jsrt.Source{Name: f.path, Code: string(b)})
 			jsFiles = append(jsFiles, f)
+			l.locators[f.path] = jsrt.NewLocator(f.path, string(b))
 		case ".ts":
 			code, err := jsrt.TranspileTS(f.path, string(b))
 			if err != nil {
@@ -236,6 +241,7 @@ func (l *loader) read(files []*layerFile) {
 			}
 			sources = append(sources, jsrt.Source{Name: f.path, Code: code})
 			jsFiles = append(jsFiles, f)
+			l.locators[f.path] = jsrt.NewLocator(f.path, code)
 		}
 	}
 	pool, values, err := jsrt.New(sources, jsrt.Options{
@@ -258,6 +264,20 @@ func (l *loader) read(files []*layerFile) {
 			continue
 		}
 		f.tree = m
+	}
+}
+
+// locate adds the line where the key of a problem is written, when the
+// file writes it literally.
+func (l *loader) locate(ps []Problem) {
+	for i := range ps {
+		p := &ps[i]
+		if p.Line != 0 || p.Path == "" {
+			continue
+		}
+		if loc := l.locators[p.File]; loc != nil {
+			p.Line = loc.Line(p.Path)
+		}
 	}
 }
 

@@ -753,3 +753,30 @@ func jsLiteral(v any) string {
 	}
 	return "null"
 }
+
+func TestKeyProblemsCarryTheLineWhereTheKeyIsWritten(t *testing.T) {
+	cases := []struct {
+		name, file, content, path string
+		line                      int
+	}{
+		{"renamed key in js", "src/config.local.js", "const x = 1;\nmodule.exports = {\n  email: {},\n  smtp: {\n    host: 'h',\n  },\n};\n", "smtp", 4},
+		{"nested renamed key in js", "src/config.local.js", "module.exports = {\n  notification: {\n    broadcastSubscriberChunkSize: 10,\n    handleBounce: true,\n  },\n};\n", "notification.handleBounce", 4},
+		{"renamed key in a config object assigned later", "src/config.local.js", "const config = {\n  sms: {\n    swift: {accountKey: 'k'},\n  },\n};\nmodule.exports = config;\n", "sms.swift", 3},
+		{"renamed key in ts", "src/config.local.ts", "interface C { [k: string]: any }\nconst c: C = {\n  port: 3000,\n  smsServiceProvider: 'swift',\n};\nmodule.exports = c;\n", "smsServiceProvider", 4},
+		{"renamed key in json", "src/config.local.json", "{\n  \"port\": 3000,\n  \"inboundSmtpServer\": {}\n}\n", "inboundSmtpServer", 3},
+		{"wrong type in js", "src/config.local.js", "module.exports = {\n  email: {\n    bounce: {\n      unsubThreshold: 'five',\n    },\n  },\n};\n", "email.bounce.unsubThreshold", 4},
+		{"datasource url in js", "src/datasources/db.datasource.local.js", "module.exports = {\n\n  url: 'mongodb://x',\n};\n", "url", 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := load(t, deployment(t, map[string]string{tc.file: tc.content}), "", nil)
+			ps := problems(t, err)
+			if len(ps) != 1 || ps[0].Path != tc.path || ps[0].Line != tc.line {
+				t.Fatalf("problems = %v, want %s at line %d", ps, tc.path, tc.line)
+			}
+			if !strings.Contains(err.Error(), filepath.Base(tc.file)+":"+strconv.Itoa(tc.line)+": "+tc.path) {
+				t.Fatalf("error text %q lacks file:line: path", err)
+			}
+		})
+	}
+}
