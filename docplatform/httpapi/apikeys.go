@@ -102,6 +102,10 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusConflict, "The group already has an API key; regenerate or delete it")
 		return
 	}
+	if errors.Is(err, docplatform.ErrNotFound) {
+		httperr.Write(w, http.StatusNotFound, "Group not found")
+		return
+	}
 	if err != nil {
 		s.internalError(w, r, "create API key", err)
 		return

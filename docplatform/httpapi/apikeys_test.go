@@ -8,7 +8,12 @@ import (
 )
 
 func TestAPIKeyEndpoints(t *testing.T) {
-	w := newWorld(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testAPIKeyEndpoints(t, newWorld(t, onStore(b.open))) })
+	}
+}
+
+func testAPIKeyEndpoints(t *testing.T, w *world) {
 	csrf := func(c *http.Client) map[string]string { return map[string]string{"X-CSRF-Token": w.csrf(c)} }
 	body := `{"groupId":"` + w.alpha + `"}`
 

@@ -156,18 +156,14 @@ func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity) ([]meGr
 			out = append(out, meGroup{g.ID, g.Name, role})
 		}
 	} else {
-		for gid, role := range id.GroupRoles {
-			g, err := s.o.Store.Group(ctx, gid)
-			if errors.Is(err, docplatform.ErrNotFound) {
-				continue
+		grs, err := s.o.Store.UserGroups(ctx, id.UserID)
+		if err != nil {
+			return nil, err
+		}
+		for _, gr := range grs {
+			if gr.Group.DeletedAt == nil {
+				out = append(out, meGroup{gr.Group.ID, gr.Group.Name, gr.Role})
 			}
-			if err != nil {
-				return nil, err
-			}
-			if g.DeletedAt != nil {
-				continue
-			}
-			out = append(out, meGroup{g.ID, g.Name, role})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -154,7 +154,12 @@ func TestLoginFlow(t *testing.T) {
 }
 
 func TestMeReadsProfileAndRolesFromTheDatabase(t *testing.T) {
-	h := newHarness(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testMe(t, newHarness(t, onStore(b.open))) })
+	}
+}
+
+func testMe(t *testing.T, h *harness) {
 	c := h.login(ada)
 	// The stored profile changes; the access token stays the same.
 	h.store.UpsertUser(t.Context(), docplatform.User{ID: ada.Subject, Name: "Ada King", Email: "ada@king.example"})

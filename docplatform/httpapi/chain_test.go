@@ -67,7 +67,12 @@ func (w *world) csrf(c *http.Client) string { return w.cookie(c, "/", "csrf_toke
 
 // The seed's access-level table and its error table, row by row.
 func TestAccessLevels(t *testing.T) {
-	w := newWorld(t)
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) { testAccessLevels(t, newWorld(t, onStore(b.open))) })
+	}
+}
+
+func testAccessLevels(t *testing.T, w *world) {
 	apiKey := map[string]string{"X-API-Key": "KEY"}
 	cases := []struct {
 		name   string
@@ -456,7 +461,7 @@ func TestHealth(t *testing.T) {
 	if resp.StatusCode != 200 || body["status"] != "ok" || body["database"] != "up" || body["identityProvider"] != "up" {
 		t.Fatalf("%s %v", resp.Status, body)
 	}
-	h.store.(*memStore).pingErr = errDown
+	h.store.(sqlTestStore).Close()
 	resp = h.do(nil, request{method: "GET", path: "/api/health"})
 	readJSON(t, resp, &body)
 	if resp.StatusCode != 503 || body["database"] != "down" {

@@ -75,6 +75,7 @@ type harness struct {
 
 // setup knobs
 type setup struct {
+	t        testing.TB
 	store    testStore
 	counters ratelimit.Store
 	trusted  string
@@ -88,12 +89,12 @@ type setup struct {
 
 func newHarness(t *testing.T, opts ...func(*setup)) *harness {
 	t.Helper()
-	cfg := setup{global: 1000, auth: 1000, refresh: 1000, failures: 20}
+	cfg := setup{t: t, global: 1000, auth: 1000, refresh: 1000, failures: 20}
 	for _, o := range opts {
 		o(&cfg)
 	}
 	if cfg.store == nil {
-		cfg.store = newMemStore()
+		cfg.store = sqliteStore(t)
 	}
 	if cfg.counters == nil {
 		m := ratelimit.NewMemory(time.Minute)

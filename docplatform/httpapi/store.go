@@ -19,7 +19,10 @@ type Store interface {
 	// that are not soft-deleted; an unknown user has neither (no error).
 	UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error)
 	Group(ctx context.Context, id string) (docplatform.Group, error)
+	// ListGroups returns the live groups.
 	ListGroups(ctx context.Context) ([]docplatform.Group, error)
+	// UserGroups returns the user's live groups with the user's role.
+	UserGroups(ctx context.Context, userID string) ([]docplatform.GroupRole, error)
 
 	CreateAPIKey(ctx context.Context, k docplatform.APIKey) (docplatform.APIKey, error)
 	// APIKeyByHash finds a key by its HMAC; keys of soft-deleted groups are
