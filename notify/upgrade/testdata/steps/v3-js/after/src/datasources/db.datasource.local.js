@@ -1,0 +1,5 @@
+module.exports = {
+  name: 'db',
+  connector: 'mongodb',
+  url: process.env.MONGODB_URL,
+};

@@ -1,0 +1,10 @@
+module.exports = {
+  all: {
+    compression: {},
+  },
+  apiOnly: {
+    morgan: {
+      enabled: true,
+    },
+  },
+};
