@@ -619,3 +619,26 @@ func TestListID(t *testing.T) {
 		})
 	}
 }
+
+func TestContextEndsASend(t *testing.T) {
+	stall := make(chan struct{})
+	s := startSink(t, "127.0.0.1", func(s *sink) { s.stall = stall })
+	t.Cleanup(func() { close(stall) })
+	snd := newSender(t, sinkConfig(t, s), email.Options{})
+
+	t.Run("an already cancelled context sends nothing", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if err := snd.Send(ctx, plain("a@example.com")); !errors.Is(err, context.Canceled) || email.IsPermanent(err) {
+			t.Fatalf("err = %v, want a transient context.Canceled", err)
+		}
+	})
+	t.Run("a deadline stops waiting for a server that does not answer", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		err := snd.Send(ctx, plain("a@example.com"))
+		if !errors.Is(err, context.DeadlineExceeded) || email.IsPermanent(err) {
+			t.Fatalf("err = %v, want a transient context.DeadlineExceeded", err)
+		}
+	})
+}

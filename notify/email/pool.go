@@ -30,8 +30,11 @@ const (
 // with it because sending goes through that Client's settings; each
 // connection gets its own so no per-connection state is shared.
 type conn struct {
-	mc       *mail.Client
-	sc       *smtp.Client
+	mc *mail.Client
+	sc *smtp.Client
+	// nc is the network connection under sc. Closing it is the one way to
+	// interrupt a command in flight: sc.Close waits for the command.
+	nc       net.Conn
 	sent     int
 	lastUsed time.Time
 }
@@ -92,8 +95,19 @@ func (p *pool) send(ctx context.Context, msg *mail.Msg) error {
 			return err
 		}
 		reused := c.sent > 0
+		// go-mail takes no context once connected; closing the connection
+		// is how a cancelled send stops waiting on the server.
+		stop := context.AfterFunc(ctx, func() { _ = c.nc.Close() })
 		err = c.mc.SendWithSMTPClient(c.sc, msg)
 		c.sent++
+		if !stop() {
+			p.put(c, false)
+			if err == nil {
+				// The server accepted the message before the close landed.
+				return nil
+			}
+			return classify(StageSend, fmt.Errorf("%w (%v)", ctx.Err(), err))
+		}
 		if err == nil {
 			p.put(c, true)
 			return nil
@@ -189,11 +203,16 @@ func (p *pool) put(c *conn, keep bool) {
 }
 
 func (p *pool) dial(ctx context.Context) (*conn, error) {
+	var nc net.Conn
 	opts := []mail.Option{
 		mail.WithPort(p.cfg.Port),
 		mail.WithTimeout(p.cfg.SocketTimeout),
 		mail.WithTLSConfig(p.tls),
-		mail.WithDialContextFunc(p.dialContext),
+		mail.WithDialContextFunc(func(ctx context.Context, network, addr string) (net.Conn, error) {
+			var err error
+			nc, err = p.dialContext(ctx, network, addr)
+			return nc, err
+		}),
 		// Pooled connections are checked by us (NOOP only after idling),
 		// and a finished DATA already ends the transaction, so go-mail's
 		// NOOP before and RSET after every message are round trips saved.
@@ -218,17 +237,20 @@ func (p *pool) dial(ctx context.Context) (*conn, error) {
 	}
 	sc, err := mc.DialToSMTPClientWithContext(ctx)
 	if err != nil {
+		if nc != nil {
+			_ = nc.Close()
+		}
 		return nil, err
 	}
 	// Like nodemailer, log in only when the server offers AUTH: a relay
 	// that takes mail without it is used as is.
 	if ok, _ := sc.Extension("AUTH"); ok && p.cfg.User != "" {
 		if err := sc.Auth(&pickAuth{user: p.cfg.User, pass: p.cfg.Pass, method: p.cfg.AuthMethod}); err != nil {
-			_ = sc.Close()
+			_ = nc.Close()
 			return nil, fmt.Errorf("SMTP AUTH failed: %w", err)
 		}
 	}
-	return &conn{mc: mc, sc: sc, lastUsed: time.Now()}, nil
+	return &conn{mc: mc, sc: sc, nc: nc, lastUsed: time.Now()}, nil
 }
 
 // dialContext opens the TCP (and for secure, TLS) connection. A host name
@@ -281,11 +303,11 @@ func (p *pool) quit(c *conn) {
 			return
 		}
 	}
-	_ = c.sc.Close()
+	_ = c.nc.Close()
 }
 
 // discard drops a connection that is known or suspected to be broken.
-func (p *pool) discard(c *conn) { _ = c.sc.Close() }
+func (p *pool) discard(c *conn) { _ = c.nc.Close() }
 
 // reap closes connections that stayed idle past idleTimeout, so an idle
 // service does not hold sessions the server would drop anyway.

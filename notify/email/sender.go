@@ -92,6 +92,9 @@ func NewTestMail(src TestAccountSource, opts Options, o ...Option) *Sender {
 
 // Send delivers m. Errors are *SendError; see IsPermanent.
 func (s *Sender) Send(ctx context.Context, m Message) error {
+	if err := ctx.Err(); err != nil {
+		return &SendError{Stage: StageConnect, Err: err}
+	}
 	msg, err := s.opts.build(m)
 	if err != nil {
 		return &SendError{Stage: StageMessage, Permanent: true, Err: err}

@@ -15,6 +15,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,6 +33,11 @@ type sink struct {
 	rcptReply map[string]*smtp.SMTPError
 	// auth, when set, is the user:pass the sink requires (PLAIN).
 	auth string
+	// stall, when set, holds every DATA until it is closed.
+	stall chan struct{}
+	// discard keeps only a count of messages (for benchmarks).
+	discard  bool
+	received atomic.Int64
 
 	mu       sync.Mutex
 	sessions []*sinkSession
@@ -179,6 +185,14 @@ func (ss *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (ss *sinkSession) Data(r io.Reader) error {
+	if ss.s.stall != nil {
+		<-ss.s.stall
+	}
+	if ss.s.discard {
+		_, err := io.Copy(io.Discard, r)
+		ss.s.received.Add(1)
+		return err
+	}
 	b, err := io.ReadAll(r)
 	if err != nil {
 		return err
