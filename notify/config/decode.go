@@ -306,9 +306,7 @@ func (l *loader) decode(c *Config) {
 				for i := range arr {
 					sp := p + "._signature." + strconv.Itoa(i)
 					var a ArgSignature
-					for _, t := range r.numbersAt(arr[i], sp) {
-						a.Types = append(a.Types, int(t))
-					}
+					a.Types = r.typesAt(arr[i], sp)
 					if m, ok := arr[i].(map[string]any); ok {
 						a.Optional, _ = m["optional"].(bool)
 						a.Variadic, _ = m["variadic"].(bool)
@@ -430,25 +428,45 @@ func (r *reader) throttle(p string) Throttle {
 	return t
 }
 
-func (r *reader) numbersAt(v any, path string) []float64 {
+// jmespathTypes are the type names of the original's JMESPath library, in
+// the order of their numeric codes.
+var jmespathTypes = []string{"number", "any", "string", "array", "object", "boolean", "expref", "null", "array[number]", "array[string]"}
+
+// typesAt reads {types: [...]} of a _signature entry: numeric codes as the
+// original writes them, or their names.
+func (r *reader) typesAt(v any, path string) []int {
 	m, ok := v.(map[string]any)
 	if !ok {
 		r.bad(path, "must be an object {types: [...]}")
 		return nil
 	}
 	arr, ok := m["types"].([]any)
-	if !ok {
-		r.bad(path+".types", "must be an array of type numbers")
+	if !ok || len(arr) == 0 {
+		r.bad(path+".types", "must be a non-empty array of type codes")
 		return nil
 	}
-	out := make([]float64, 0, len(arr))
+	out := make([]int, 0, len(arr))
 	for _, e := range arr {
-		f, ok := e.(float64)
-		if !ok {
-			r.bad(path+".types", "must be an array of type numbers")
-			return nil
+		switch t := e.(type) {
+		case float64:
+			if t == math.Trunc(t) && t >= 0 && int(t) < len(jmespathTypes) {
+				out = append(out, int(t))
+				continue
+			}
+		case string:
+			found := false
+			for code, name := range jmespathTypes {
+				if name == t {
+					out = append(out, code)
+					found = true
+				}
+			}
+			if found {
+				continue
+			}
 		}
-		out = append(out, f)
+		r.bad(path+".types", "must hold type codes 0-9 (or their names)")
+		return nil
 	}
 	return out
 }

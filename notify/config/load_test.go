@@ -780,3 +780,109 @@ func TestKeyProblemsCarryTheLineWhereTheKeyIsWritten(t *testing.T) {
 		})
 	}
 }
+
+func TestCustomFilterFunctionSignatures(t *testing.T) {
+	cases := []struct {
+		name    string
+		sig     string
+		want    []config.ArgSignature
+		problem string
+	}{
+		{"numeric codes as the original writes them", `[{types: [2]}, {types: [3, 7]}]`, []config.ArgSignature{{Types: []int{2}}, {Types: []int{3, 7}}}, ""},
+		{"type names", `[{types: ['string']}, {types: ['array[number]'], variadic: true}]`, []config.ArgSignature{{Types: []int{2}}, {Types: []int{8}, Variadic: true}}, ""},
+		{"no signature", `undefined`, nil, ""},
+		{"unknown code", `[{types: [42]}]`, nil, "notification.broadcastCustomFilterFunctions.f._signature.0.types"},
+		{"not an array", `'string'`, nil, "notification.broadcastCustomFilterFunctions.f._signature"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			js := "module.exports = {notification: {broadcastCustomFilterFunctions: {f: {_func: function (a) { return a[0]; }, _signature: " + tc.sig + "}}}};"
+			c, err := load(t, deployment(t, map[string]string{"src/config.local.js": js}), "", nil)
+			if tc.problem != "" {
+				ps := problems(t, err)
+				if len(ps) != 1 || ps[0].Path != tc.problem {
+					t.Fatalf("problems = %v, want one at %s", ps, tc.problem)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := c.Notification.BroadcastCustomFilterFunctions["f"]
+			if !reflect.DeepEqual(f.Signature, tc.want) {
+				t.Fatalf("signature = %+v, want %+v", f.Signature, tc.want)
+			}
+			if got, err := f.Func([]any{"x"}); err != nil || got != "x" {
+				t.Fatalf("call = %v, %v", got, err)
+			}
+		})
+	}
+}
+
+func TestServiceSubscriptionConfigMergesOverTheStaticOne(t *testing.T) {
+	c := mustLoad(t, deployment(t, map[string]string{"src/config.local.json": `{"subscription": {"detectDuplicatedSubscription": true}}`}), "", nil)
+	static := c.Raw()["subscription"].(map[string]any)
+	dynamic := map[string]any{
+		"confirmationAcknowledgements":       map[string]any{"redirectUrl": "https://myapp/ack"},
+		"confirmationRequest":                map[string]any{"email": map[string]any{"textBody": "Code {confirmation_code}"}},
+		"anonymousUnsubscription":            map[string]any{"acknowledgements": map[string]any{"notification": nil}},
+		"duplicatedSubscriptionNotification": map[string]any{"sms": nil},
+	}
+	s, ps := config.DecodeSubscription(config.Merge(static, dynamic))
+	if len(ps) != 0 {
+		t.Fatal(ps)
+	}
+	if !s.DetectDuplicatedSubscription {
+		t.Error("static value lost")
+	}
+	if s.ConfirmationAcknowledgements.RedirectURL != "https://myapp/ack" || s.ConfirmationAcknowledgements.SuccessMessage != "You have been subscribed." {
+		t.Errorf("acks = %+v", s.ConfirmationAcknowledgements)
+	}
+	email := s.ConfirmationRequest["email"]
+	if email.TextBody != "Code {confirmation_code}" || email.Subject != "Subscription confirmation" || !email.SendRequest || email.ConfirmationCodeRegex != `\d{5}` {
+		t.Errorf("email confirmation = %+v", email)
+	}
+	if s.AnonymousUnsubscription.Acknowledgements.Notification != nil {
+		t.Errorf("notification: null must disable the acknowledgement, got %+v", s.AnonymousUnsubscription.Acknowledgements.Notification)
+	}
+	if tpl, ok := s.DuplicatedSubscriptionNotification["sms"]; !ok || tpl != nil {
+		t.Errorf("a null channel must be present and nil, got %v %v", tpl, ok)
+	}
+	if c.Subscription.ConfirmationAcknowledgements.RedirectURL != "" {
+		t.Error("merging changed the static config")
+	}
+	_, ps = config.DecodeSubscription(map[string]any{"confirmationRequest": map[string]any{"email": map[string]any{"sendRequest": "yes"}}})
+	if len(ps) != 1 || ps[0].Path != "subscription.confirmationRequest.email.sendRequest" {
+		t.Errorf("problems = %v", ps)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	cases := []struct {
+		name     string
+		dst, src map[string]any
+		want     map[string]any
+	}{
+		{"objects merge key by key", map[string]any{"a": map[string]any{"x": 1.0, "y": 2.0}}, map[string]any{"a": map[string]any{"y": 3.0}}, map[string]any{"a": map[string]any{"x": 1.0, "y": 3.0}}},
+		{"arrays replace", map[string]any{"a": []any{1.0, 2.0}}, map[string]any{"a": []any{3.0}}, map[string]any{"a": []any{3.0}}},
+		{"null replaces", map[string]any{"a": map[string]any{"x": 1.0}}, map[string]any{"a": nil}, map[string]any{"a": nil}},
+		{"object replaces a scalar", map[string]any{"a": "s"}, map[string]any{"a": map[string]any{"x": 1.0}}, map[string]any{"a": map[string]any{"x": 1.0}}},
+		{"scalar replaces an object", map[string]any{"a": map[string]any{"x": 1.0}}, map[string]any{"a": false}, map[string]any{"a": false}},
+		{"nil dst", nil, map[string]any{"a": 1.0}, map[string]any{"a": 1.0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := config.Merge(tc.dst, tc.src); !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+	t.Run("merged values are copies of src", func(t *testing.T) {
+		src := map[string]any{"a": map[string]any{"x": []any{1.0}}}
+		got := config.Merge(nil, src)
+		src["a"].(map[string]any)["x"].([]any)[0] = 2.0
+		if got["a"].(map[string]any)["x"].([]any)[0] != 1.0 {
+			t.Fatal("src change showed through")
+		}
+	})
+}

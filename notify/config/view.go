@@ -144,7 +144,8 @@ type FilterFunction struct {
 
 // ArgSignature is one entry of _signature. Types are jmespath.js type
 // constants: 0 number, 1 any, 2 string, 3 array, 4 object, 5 boolean,
-// 6 expression, 7 null, 8 array of numbers, 9 array of strings.
+// 6 expression, 7 null, 8 array of numbers, 9 array of strings; the names
+// ("string", "array[number]", …) are accepted in config files too.
 type ArgSignature struct {
 	Types    []int
 	Optional bool
