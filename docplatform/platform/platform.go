@@ -1,0 +1,172 @@
+// Package platform assembles and runs the document platform: it turns a
+// config.Config into a store, an OIDC client, rate-limit counters (Redis
+// when REDIS_URL is set, process memory otherwise) and the HTTP API, serves
+// it with timeouts, and shuts it all down in order.
+//
+// `govkit docplatform serve` (Serve) and `govkit dev` (StartDev) both start
+// the platform through Start; cmd/govkit only calls them.
+package platform
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/govkit/govkit/docplatform/config"
+	"github.com/govkit/govkit/docplatform/httpapi"
+	"github.com/govkit/govkit/docplatform/sqlstore"
+	"github.com/govkit/govkit/docplatform/sso"
+	"github.com/govkit/govkit/internal/ratelimit"
+)
+
+// Server timeouts: a slow client cannot hold a connection open forever,
+// and an upload still has a minute.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 60 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 120 * time.Second
+	// ShutdownGrace bounds how long in-flight requests may finish.
+	ShutdownGrace = 15 * time.Second
+)
+
+// Platform is a running document platform.
+type Platform struct {
+	URL    string // base URL it serves on
+	API    *httpapi.Server
+	Store  *sqlstore.Store
+	OIDC   *sso.Client
+	server *http.Server
+	closed chan error
+
+	counters io.Closer
+	redis    *redis.Client
+}
+
+// Start opens the store, builds the API and serves it on ln (or on
+// addr when ln is nil).
+func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener, log *slog.Logger) (*Platform, error) {
+	if log == nil {
+		log = slog.Default()
+	}
+	p := &Platform{closed: make(chan error, 1)}
+	ok := false
+	defer func() {
+		if !ok {
+			p.closeResources()
+		}
+	}()
+
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	p.Store = store
+
+	var counters ratelimit.Store
+	if cfg.RedisURL != "" {
+		opt, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		p.redis = redis.NewClient(opt)
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = p.redis.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		counters = ratelimit.NewRedis(p.redis, "govkit:docplatform:")
+	} else {
+		mem := ratelimit.NewMemory(cfg.APIKeySweepInterval)
+		p.counters = mem
+		counters = mem
+		log.Warn("REDIS_URL is not set: rate-limit and API-key-failure counters are kept per process; replicas do not share them")
+	}
+
+	oc, err := sso.New(sso.Config{Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURI})
+	if err != nil {
+		return nil, err
+	}
+	p.OIDC = oc
+	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	if err := oc.Discover(dctx); err != nil {
+		// The provider may come up after us; the health check says so and
+		// discovery is retried on use.
+		log.Warn("identity provider discovery failed; retrying on use", slog.String("issuer", cfg.Issuer), slog.String("error", err.Error()))
+	}
+	cancel()
+
+	api, err := httpapi.New(httpapi.Options{
+		OIDC: oc, Store: store,
+		FrontendURL: cfg.FrontendURL, PostLogoutRedirectURI: cfg.PostLogoutRedirectURI,
+		SecureCookies: cfg.SecureCookies, CookieSecret: cfg.CookieSecret,
+		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,
+		APIKeyFailures: ratelimit.Rule{Limit: cfg.APIKeyMaxFailedAttempts, Window: cfg.APIKeyFailedWindow},
+		Counters:       counters, ClientIP: cfg.TrustedProxies, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	p.API = api
+
+	if ln == nil {
+		ln, err = net.Listen("tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+	}
+	p.URL = "http://" + ln.Addr().String()
+	p.server = &http.Server{
+		Handler:           api,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	go func() {
+		err := p.server.Serve(ln)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		p.closed <- err
+	}()
+	ok = true
+	return p, nil
+}
+
+// Shutdown stops accepting connections, lets in-flight requests finish
+// within ctx, writes pending API-key use times and closes the store.
+func (p *Platform) Shutdown(ctx context.Context) error {
+	err := p.server.Shutdown(ctx)
+	if e := p.API.Close(ctx); e != nil {
+		err = errors.Join(err, e)
+	}
+	p.closeResources()
+	return err
+}
+
+// Done yields the server's exit error (nil after Shutdown).
+func (p *Platform) Done() <-chan error { return p.closed }
+
+func (p *Platform) closeResources() {
+	if p.Store != nil {
+		p.Store.Close()
+	}
+	if p.counters != nil {
+		p.counters.Close()
+	}
+	if p.redis != nil {
+		p.redis.Close()
+	}
+}

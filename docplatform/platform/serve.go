@@ -1,0 +1,117 @@
+package platform
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/govkit/govkit/docplatform/config"
+)
+
+// Serve is `govkit docplatform serve`: the production platform, configured
+// by the environment only (getenv). It returns the process exit code: 2
+// when the configuration is incomplete or the platform cannot start (every
+// missing or bad variable is listed), 0 after a clean shutdown when ctx
+// ends (SIGTERM/SIGINT), 1 when the server fails while running.
+func Serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("govkit docplatform serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dataDir := fs.String("data-dir", "./data", "directory for the default SQLite database and documents")
+	listen := fs.String("listen", "", "address to listen on (default :$PORT)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: govkit docplatform serve [--data-dir DIR] [--listen ADDR]")
+		fmt.Fprintln(stderr, "\nServes the document platform, configured by environment variables:")
+		fmt.Fprintln(stderr, "  required: SSO_AUTH_SERVER_URL SSO_REALM SSO_CLIENT_ID SSO_CLIENT_SECRET SSO_REDIRECT_URI FRONTEND_URL COOKIE_SECRET")
+		fmt.Fprintln(stderr, "  optional: SSO_POST_LOGOUT_REDIRECT_URI NODE_ENV DATABASE_URL PORT TRUSTED_PROXIES REDIS_URL DOCUMENT_STORAGE")
+		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := config.Load(getenv, *dataDir)
+	if err != nil {
+		fmt.Fprintf(stderr, "govkit docplatform serve: %v\n", err)
+		return 2
+	}
+	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	if err := prepareDirs(cfg, *dataDir); err != nil {
+		fmt.Fprintf(stderr, "govkit docplatform serve: %v\n", err)
+		return 2
+	}
+	addr := *listen
+	if addr == "" {
+		addr = ":" + strconv.Itoa(cfg.Port)
+	}
+	p, err := Start(ctx, cfg, addr, nil, log)
+	if err != nil {
+		fmt.Fprintf(stderr, "govkit docplatform serve: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "document platform listening on %s\n", p.URL)
+	return wait(ctx, p, log)
+}
+
+// wait serves until ctx ends or the server fails, then shuts down.
+func wait(ctx context.Context, p *Platform, log *slog.Logger) int {
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-p.Done():
+		if err != nil {
+			log.Error("server failed", slog.String("error", err.Error()))
+			code = 1
+		}
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ShutdownGrace)
+	defer cancel()
+	if err := p.Shutdown(sctx); err != nil {
+		log.Error("shutdown", slog.String("error", err.Error()))
+		code = 1
+	}
+	return code
+}
+
+// prepareDirs creates the data directory a SQLite file lives in and the
+// document storage directory.
+func prepareDirs(cfg config.Config, dataDir string) error {
+	if err := os.MkdirAll(cfg.DocumentStorage, 0o700); err != nil {
+		return fmt.Errorf("DOCUMENT_STORAGE: %w", err)
+	}
+	if !isPostgres(cfg.DatabaseURL) {
+		if err := os.MkdirAll(filepath.Dir(sqlitePath(cfg.DatabaseURL)), 0o700); err != nil {
+			return fmt.Errorf("DATABASE_URL: %w", err)
+		}
+	}
+	return nil
+}
+
+func isPostgres(u string) bool {
+	return len(u) > 11 && (u[:11] == "postgres://" || (len(u) > 13 && u[:13] == "postgresql://"))
+}
+
+func sqlitePath(u string) string {
+	if len(u) > 5 && u[:5] == "file:" {
+		u = u[5:]
+		for i := 0; i < len(u); i++ {
+			if u[i] == '?' {
+				return u[:i]
+			}
+		}
+	}
+	return u
+}

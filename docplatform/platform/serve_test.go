@@ -1,0 +1,123 @@
+package platform_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/docplatform/platform"
+	"github.com/govkit/govkit/docplatform/sso/ssotest"
+)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestServeRefusesIncompleteConfiguration(t *testing.T) {
+	cases := []struct {
+		name    string
+		env     map[string]string
+		missing []string
+	}{
+		{"nothing set: every required variable is listed at once", nil, []string{"SSO_AUTH_SERVER_URL", "SSO_REALM", "SSO_CLIENT_ID", "SSO_CLIENT_SECRET", "SSO_REDIRECT_URI", "FRONTEND_URL", "COOKIE_SECRET"}},
+		{"everything but COOKIE_SECRET: refuses to start", map[string]string{
+			"SSO_AUTH_SERVER_URL": "http://127.0.0.1:1", "SSO_REALM": "r", "SSO_CLIENT_ID": "c", "SSO_CLIENT_SECRET": "s",
+			"SSO_REDIRECT_URI": "http://127.0.0.1/api/auth/callback", "FRONTEND_URL": "http://127.0.0.1:3000",
+		}, []string{"COOKIE_SECRET: required"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := platform.Serve(context.Background(), []string{"--data-dir", t.TempDir()}, env(tc.env), &out, &errOut)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2", code)
+			}
+			for _, m := range tc.missing {
+				if !strings.Contains(errOut.String(), m) {
+					t.Errorf("%s not named in:\n%s", m, errOut.String())
+				}
+			}
+		})
+	}
+}
+
+func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
+	idp := ssotest.New(t)
+	dir := t.TempDir()
+	vars := map[string]string{
+		// The full-endpoint form of SSO_AUTH_SERVER_URL, as some deployments write it.
+		"SSO_AUTH_SERVER_URL": idp.Issuer + "/protocol/openid-connect", "SSO_REALM": "ignored",
+		"SSO_CLIENT_ID": idp.ClientID, "SSO_CLIENT_SECRET": idp.ClientSecret,
+		"SSO_REDIRECT_URI": "http://127.0.0.1/api/auth/callback", "FRONTEND_URL": "http://127.0.0.1:3000",
+		"COOKIE_SECRET": strings.Repeat("k", 40), "DATABASE_URL": filepath.Join(dir, "db", "p.db"), "NODE_ENV": "test",
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- platform.Serve(ctx, []string{"--data-dir", dir, "--listen", "127.0.0.1:0"}, env(vars), &out, &errOut)
+	}()
+	var base string
+	deadline := time.Now().Add(20 * time.Second)
+	for base == "" {
+		select {
+		case code := <-done:
+			t.Fatalf("serve exited %d: %s", code, errOut.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve never listened: %s", errOut.String())
+		}
+		if s := out.String(); strings.Contains(s, "listening on ") {
+			base = strings.TrimSpace(s[strings.Index(s, "listening on ")+len("listening on "):])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	resp, err := http.Get(base + "/api/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("health: %s", resp.Status)
+	}
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err = noFollow.Get(base + "/api/auth/login")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 302 || !strings.HasPrefix(resp.Header.Get("Location"), idp.Issuer) {
+		t.Fatalf("login: %s %s", resp.Status, resp.Header.Get("Location"))
+	}
+	if !strings.Contains(errOut.String(), "REDIS_URL is not set") {
+		t.Error("no warning about per-process counters")
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != 0 {
+			t.Fatalf("exit %d after cancel: %s", code, errOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+	if _, err := http.Get(base + "/api/health"); err == nil {
+		t.Error("still serving after shutdown")
+	}
+}
