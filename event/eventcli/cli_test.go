@@ -215,3 +215,27 @@ func TestToDate(t *testing.T) {
 		t.Errorf("--tz Local uses the machine's zone: %d %q", code, errOut)
 	}
 }
+
+func TestOversizedAndUnterminatedRecords(t *testing.T) {
+	huge := `{"start_date":"2024-12-01","x":"` + strings.Repeat("a", maxRecord) + `"}`
+	tests := []struct {
+		name, in, want string
+	}{
+		{"an NDJSON line over the bound is one invalid record; the next lines still count", "{\"start_date\":\"2024-12-01\"}\n" + huge + "\n{\"start_date\":\"2024-12-02\"}\n",
+			"-:2: (record): record longer than 1024 KiB; an Event is a small object (rule json)\n1 file: 3 records, 2 valid, 1 invalid (1 problem)\n"},
+		{"an array element over the bound", "[" + huge + ",\n{\"start_date\":\"2024-12-02\"}]",
+			"-:1: (record): record longer than 1024 KiB; an Event is a small object (rule json)\n1 file: 2 records, 1 valid, 1 invalid (1 problem)\n"},
+		{"a multi-line object that never closes", "{\n\"start_date\":\"2024-12-01\",\n",
+			"-:1: (record): invalid JSON at the end: expected a property name in double quotes (rule json)\n1 file: 1 record, 0 valid, 1 invalid (1 problem)\n"},
+		{"an unterminated string on the first line does not swallow the file", "\"abc\n{\"start_date\":\"2024-12-01\"}\n",
+			"-:1: (record): invalid JSON at byte 5: control character inside a string (it must be escaped) (rule json)\n1 file: 2 records, 1 valid, 1 invalid (1 problem)\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, _ := runCmd(t, Validate, tt.in)
+			if code != 1 || out != tt.want {
+				t.Fatalf("exit %d, stdout:\n%s\nwant:\n%s", code, out, tt.want)
+			}
+		})
+	}
+}
