@@ -13,15 +13,20 @@
 //	FILE:LINE: PROPERTY: problem (rule N)
 //
 // where N is the rule number of package event ("json" for a record that is
-// not a JSON object, "order" for the --order check). A summary line
-// follows. Exit status: 0 all records valid, 1 some record invalid, 2 a
+// not a JSON object, "order" for the --order check, "convert" for a
+// datetime whose local date falls outside the years 0000-9999). A summary
+// line follows. Exit status: 0 all records valid, 1 some record invalid, 2 a
 // file could not be read or the usage was wrong.
 //
 // Decisions where the spec is silent: with --format json, stdout carries
 // only the problem objects (one per line) and the summary goes to stderr,
 // so the output stays NDJSON; with text it goes to stdout after the
-// problems. An empty input has no records and is valid. An input that
-// starts with '[' is one array; after a structural error in it (a missing
+// problems. An empty input has no records and is valid. A record over
+// 1 MiB is an invalid record, so no input can take unbounded memory. If
+// the first record of a non-array input spans several lines, records are
+// split by matching brackets (pretty-printed objects one after another);
+// if it fits on its line, the input is NDJSON and a broken line breaks
+// only itself. An input that starts with '[' is one array; after a structural error in it (a missing
 // comma) the rest of that file cannot be split into records and is
 // reported as one problem. In to-date, date-form events are written back
 // unchanged and datetime events become the dates they fall on in --tz
