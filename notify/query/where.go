@@ -438,6 +438,9 @@ func literal(path string, v any, depth int) (any, error) {
 			if strings.HasPrefix(m.key, "$") {
 				return nil, unknownOpError(p, m.key)
 			}
+			if strings.IndexByte(m.key, 0) >= 0 {
+				return nil, errorf(p, "a field name may not contain a NUL character")
+			}
 			val, err := literal(p, m.val, depth+1)
 			if err != nil {
 				return nil, err
@@ -474,6 +477,9 @@ func geoValue(path string, v any, depth int) (any, error) {
 			p := path + "." + m.key
 			if strings.HasPrefix(m.key, "$") && !geoKeys[m.key] {
 				return nil, unknownOpError(p, m.key)
+			}
+			if strings.IndexByte(m.key, 0) >= 0 {
+				return nil, errorf(p, "a field name may not contain a NUL character")
 			}
 			val, err := geoValue(p, m.val, depth+1)
 			if err != nil {
