@@ -22,7 +22,8 @@ type Options struct {
 	// NodeEnv is the value of NODE_ENV: it picks config.<NodeEnv>.* and,
 	// when "test", skips the local files.
 	NodeEnv string
-	// Env is what .js and .ts files see as process.env.
+	// Env is what .js and .ts files see as process.env (NODE_ENV is added
+	// from NodeEnv when Env lacks it).
 	Env map[string]string
 	// CertsDir holds key.pem, cert.pem and ca.pem for TLS ("" means
 	// Dir/../server/certs, where the original looks).
@@ -88,6 +89,14 @@ func candidateFiles(dir, base, nodeEnv string) []string {
 func Load(opts Options) (*Config, error) {
 	if opts.Dir == "" {
 		opts.Dir = "src"
+	}
+	if _, ok := opts.Env["NODE_ENV"]; !ok && opts.NodeEnv != "" {
+		env := make(map[string]string, len(opts.Env)+1)
+		for k, v := range opts.Env {
+			env[k] = v
+		}
+		env["NODE_ENV"] = opts.NodeEnv
+		opts.Env = env
 	}
 	if opts.CertsDir == "" {
 		opts.CertsDir = filepath.Join(opts.Dir, "..", "server", "certs")

@@ -2,11 +2,13 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/govkit/govkit/notify/config"
@@ -885,4 +887,42 @@ func TestMerge(t *testing.T) {
 			t.Fatal("src change showed through")
 		}
 	})
+}
+
+func TestNodeEnvIsVisibleToScripts(t *testing.T) {
+	root := deployment(t, map[string]string{"src/config.production.js": `module.exports = {httpHost: process.env.NODE_ENV}`})
+	if c := mustLoad(t, root, "production", nil); c.HTTPHost != "production" {
+		t.Fatalf("process.env.NODE_ENV = %q", c.HTTPHost)
+	}
+}
+
+// TestConfigFunctionsFromManyGoroutines calls oidc.isAdmin concurrently
+// through the loaded config; run with -race.
+func TestConfigFunctionsFromManyGoroutines(t *testing.T) {
+	root := deployment(t, map[string]string{"src/config.local.js": `module.exports = {oidc: {isAdmin(u) { return u.roles.includes('admin'); }}};`})
+	c := mustLoad(t, root, "", nil)
+	var wg sync.WaitGroup
+	errs := make(chan error, 200)
+	for g := 0; g < 20; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 10; i++ {
+				want := (g+i)%3 == 0
+				roles := []any{"user"}
+				if want {
+					roles = append(roles, "admin")
+				}
+				got, err := c.OIDC.IsAdmin(map[string]any{"roles": roles})
+				if err != nil || got != want {
+					errs <- fmt.Errorf("goroutine %d call %d: %v %v", g, i, got, err)
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 }

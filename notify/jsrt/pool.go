@@ -260,27 +260,24 @@ func (v *vm) runModule(s Source, prog *goja.Program) (goja.Value, error) {
 	return exp, nil
 }
 
-func (p *Pool) acquire() (*vm, error) {
+func (p *Pool) acquire() *vm {
 	select {
 	case v := <-p.idle:
-		return v, nil
+		return v
 	default:
 	}
 	p.mu.Lock()
 	if p.created < p.opts.Size {
 		p.created++
 		p.mu.Unlock()
-		v, errs := p.newVM()
-		if len(errs) > 0 {
-			// Evaluation succeeded once; failing now means the files depend
-			// on something that changed (a file read, the clock). The
-			// runtime is still usable for the modules that did load.
-			v.loop.reset()
-		}
-		return v, nil
+		// Evaluation succeeded once; should it fail now (the files read
+		// something that changed), the modules that failed have no
+		// exports in this runtime and calls into them report it.
+		v, _ := p.newVM()
+		return v
 	}
 	p.mu.Unlock()
-	return <-p.idle, nil
+	return <-p.idle
 }
 
 func (p *Pool) release(v *vm) { p.idle <- v }
@@ -315,10 +312,7 @@ func (p *Pool) bind(src int, path []seg) Func {
 	path = append([]seg(nil), path...)
 	where := p.sources[src].Name + ": " + pathString(path)
 	return func(args ...any) (any, error) {
-		v, err := p.acquire()
-		if err != nil {
-			return nil, err
-		}
+		v := p.acquire()
 		defer p.release(v)
 		return v.call(src, path, where, p.sources[src].Name, p.opts.CallTimeout, args)
 	}
