@@ -172,12 +172,15 @@ func run(ctx context.Context, o Options, out io.Writer) (result, error) {
 	if len(changes) == 0 && ev.lo > to {
 		return res, fmt.Errorf("a file of the wrong version: %s, so the deployment is already at v%d or later; this step (v%d → v%d) does not apply", ev.loWhy, ev.lo, from, to)
 	}
-	for _, a := range w.actions {
-		fmt.Fprintf(out, "  %s\n", a)
+	printActions := func() {
+		for _, a := range w.actions {
+			fmt.Fprintf(out, "  %s\n", a)
+		}
 	}
 	if len(changes) == 0 {
 		fmt.Fprintf(out, "\nNothing to change: the files are already in the v%d layout.\n", to)
 	} else if o.DryRun {
+		printActions()
 		fmt.Fprintln(out)
 		for _, c := range changes {
 			fmt.Fprint(out, unifiedDiff(c.rel, c.old, c.new))
@@ -187,6 +190,7 @@ func run(ctx context.Context, o Options, out io.Writer) (result, error) {
 		if err != nil {
 			return res, err
 		}
+		printActions()
 		fmt.Fprintf(out, "\nChanged %d file(s):\n", len(changes))
 		for _, c := range changes {
 			verb := "rewritten"
