@@ -54,6 +54,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 )
 
+var errNoFunc = errors.New("the function has no _func")
+
 // MaxExpressionLength bounds the size of a filter expression. Anonymous
 // callers may set a subscription's filter, and the parser recurses on
 // nesting; real filters are a few dozen bytes.
@@ -89,10 +91,12 @@ func (t ArgType) String() string {
 	return fmt.Sprintf("type(%d)", int(t))
 }
 
-// ArgSpec is one entry of a signature: the types the argument may have, and
-// whether it is the last one and repeats.
+// ArgSpec is one entry of a signature: the types the argument may have,
+// whether it may be left out (only trailing arguments) and whether it is
+// the last one and repeats.
 type ArgSpec struct {
 	Types    []ArgType
+	Optional bool
 	Variadic bool
 }
 
@@ -150,6 +154,13 @@ func ParseSignature(v any) ([]ArgSpec, error) {
 				return nil, fmt.Errorf("_signature[%d]: only the last argument may be variadic", i)
 			}
 			spec.Variadic = b
+		}
+		if ov, present := m["optional"]; present {
+			b, ok := ov.(bool)
+			if !ok {
+				return nil, fmt.Errorf("_signature[%d].optional must be true or false", i)
+			}
+			spec.Optional = b
 		}
 		specs = append(specs, spec)
 	}
@@ -237,6 +248,9 @@ func New(fns Functions) (*Engine, error) {
 			return nil, fmt.Errorf("broadcastCustomFilterFunctions.%s: no _func", name)
 		}
 		for i, s := range f.Signature {
+			if i > 0 && f.Signature[i-1].Optional && !s.Optional && !s.Variadic {
+				return nil, fmt.Errorf("broadcastCustomFilterFunctions.%s: _signature[%d] is required after an optional argument", name, i)
+			}
 			if len(s.Types) == 0 {
 				return nil, fmt.Errorf("broadcastCustomFilterFunctions.%s: _signature[%d] has no types", name, i)
 			}
@@ -335,7 +349,7 @@ func (e *Engine) checkCalls(n parsing.ASTNode) error {
 		name, _ := n.Value.(string)
 		got := len(n.Children)
 		if f, ok := e.custom[name]; ok {
-			if err := arity(name, got, len(f.Signature), variadic(f.Signature)); err != nil {
+			if err := arity(name, got, f.Signature); err != nil {
 				return err
 			}
 		} else if args, ok := e.builtins[name]; ok {
@@ -363,15 +377,18 @@ func (e *Engine) checkCalls(n parsing.ASTNode) error {
 
 func variadic(sig []ArgSpec) bool { return len(sig) > 0 && sig[len(sig)-1].Variadic }
 
-func arity(name string, got, declared int, varargs bool) error {
-	if varargs {
-		if got < declared {
-			return argCountError(name, got, declared, declared, true)
+// arity checks an argument count against a signature: every argument that
+// is not optional is required, and only a variadic last one allows more.
+func arity(name string, got int, sig []ArgSpec) error {
+	required := 0
+	for _, a := range sig {
+		if !a.Optional {
+			required++
 		}
-		return nil
 	}
-	if got != declared {
-		return argCountError(name, got, declared, declared, false)
+	varargs := variadic(sig)
+	if got < required || (!varargs && got > len(sig)) {
+		return argCountError(name, got, required, len(sig), varargs)
 	}
 	return nil
 }
@@ -450,7 +467,7 @@ func (c *caller) CallFunction(name string, args []any) (any, error) {
 
 // checkArgs applies a signature the way the original's library does.
 func checkArgs(name string, sig []ArgSpec, args []any) error {
-	if err := arity(name, len(args), len(sig), variadic(sig)); err != nil {
+	if err := arity(name, len(args), sig); err != nil {
 		return err
 	}
 	for i, a := range args {

@@ -232,6 +232,8 @@ func TestParseSignature(t *testing.T) {
 			[]jmesfilter.ArgSpec{{Types: []jmesfilter.ArgType{2}}, {Types: []jmesfilter.ArgType{2}}}, ""},
 		{"type names are read", `[{"types":["number","null"],"variadic":true}]`,
 			[]jmesfilter.ArgSpec{{Types: []jmesfilter.ArgType{jmesfilter.TypeNumber, jmesfilter.TypeNull}, Variadic: true}}, ""},
+		{"optional arguments are read", `[{"types":[2]},{"types":[0],"optional":true}]`,
+			[]jmesfilter.ArgSpec{{Types: []jmesfilter.ArgType{2}}, {Types: []jmesfilter.ArgType{0}, Optional: true}}, ""},
 		{"an unknown code is refused", `[{"types":[12]}]`, nil, "_signature[0].types[0]"},
 		{"an unknown name is refused", `[{"types":["text"]}]`, nil, `unknown type "text"`},
 		{"an entry without types is refused", `[{}]`, nil, "_signature[0].types must be a non-empty list"},
@@ -258,7 +260,7 @@ func TestParseSignature(t *testing.T) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
 			}
 			for i := range got {
-				if got[i].Variadic != tc.want[i].Variadic || len(got[i].Types) != len(tc.want[i].Types) {
+				if got[i].Variadic != tc.want[i].Variadic || got[i].Optional != tc.want[i].Optional || len(got[i].Types) != len(tc.want[i].Types) {
 					t.Fatalf("got %+v, want %+v", got, tc.want)
 				}
 				for k := range got[i].Types {
@@ -278,6 +280,8 @@ func TestNewRefusesBadDeclarations(t *testing.T) {
 		want string
 	}{
 		{"a function without _func is refused", jmesfilter.Functions{"f": {}}, "broadcastCustomFilterFunctions.f: no _func"},
+		{"a required argument after an optional one is refused", jmesfilter.Functions{"f": {Call: containsCI.Call, Signature: []jmesfilter.ArgSpec{
+			{Types: []jmesfilter.ArgType{1}, Optional: true}, {Types: []jmesfilter.ArgType{1}}}}}, "required after an optional"},
 		{"a signature entry without types is refused", jmesfilter.Functions{"f": {Call: containsCI.Call, Signature: []jmesfilter.ArgSpec{{}}}}, "_signature[0] has no types"},
 	}
 	for _, tc := range tests {
