@@ -27,7 +27,7 @@ var (
 	sam   = ssotest.User{Subject: "user-sam", Name: "Sam the system admin"}
 )
 
-func newWorld(t *testing.T, opts ...func(*setup)) *world {
+func newWorld(t testing.TB, opts ...func(*setup)) *world {
 	h := newHarness(t, opts...)
 	w := &world{harness: h}
 	w.alpha, w.beta, w.gone = h.store.createGroup("Alpha"), h.store.createGroup("Beta"), h.store.createGroup("Gone")

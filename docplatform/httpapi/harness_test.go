@@ -60,7 +60,7 @@ func (s *syncBuffer) Write(p []byte) (int, error) {
 func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
 
 type harness struct {
-	t        *testing.T
+	t        testing.TB
 	idp      *ssotest.Provider
 	oidc     *sso.Client
 	store    testStore
@@ -87,7 +87,7 @@ type setup struct {
 	maxBody  int64
 }
 
-func newHarness(t *testing.T, opts ...func(*setup)) *harness {
+func newHarness(t testing.TB, opts ...func(*setup)) *harness {
 	t.Helper()
 	cfg := setup{t: t, global: 1000, auth: 1000, refresh: 1000, failures: 20}
 	for _, o := range opts {
@@ -171,7 +171,7 @@ func noRedirect(jar http.CookieJar) *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-func newJar(t *testing.T) *cookiejar.Jar {
+func newJar(t testing.TB) *cookiejar.Jar {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +242,7 @@ func (h *harness) do(c *http.Client, r request) *http.Response {
 	return resp
 }
 
-func readJSON(t *testing.T, resp *http.Response, v any) {
+func readJSON(t testing.TB, resp *http.Response, v any) {
 	t.Helper()
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)

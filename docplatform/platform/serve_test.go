@@ -3,6 +3,7 @@ package platform_test
 import (
 	"bytes"
 	"context"
+	"net"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -120,4 +121,13 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 	if _, err := http.Get(base + "/api/health"); err == nil {
 		t.Error("still serving after shutdown")
 	}
+}
+
+func listen(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
 }
