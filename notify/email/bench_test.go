@@ -21,7 +21,7 @@ func BenchmarkSend(b *testing.B) {
 			s := startSink(b, "127.0.0.1", func(s *sink) { s.discard = true })
 			cfg := sinkConfig(b, s)
 			cfg.MaxConnections = senders
-			snd := newSender(b, cfg, email.Options{InboundDomain: "inbound.example.org", Bounce: true, ListUnsubscribeByEmail: true})
+			snd := newSender(b, cfg, email.Addressing{InboundDomain: "inbound.example.org", Bounce: true, ListUnsubscribeByEmail: true})
 			m := pushMessage()
 			var next atomic.Int64
 			var wg sync.WaitGroup

@@ -6,7 +6,7 @@
 // of SMTP connections that are reused across sends (nodemailer's `pool`,
 // `maxConnections` and `maxMessages`).
 //
-// What a push notification adds to a mail is decided here, from [Options]
+// What a push notification adds to a mail is decided here, from [Addressing]
 // (the service's email.inboundSmtpServer.domain, email.bounce.enabled and
 // email.listUnsubscribeByEmail.enabled) and the message's [Push] data:
 //

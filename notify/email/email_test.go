@@ -22,7 +22,7 @@ import (
 
 var quiet = email.WithLogger(slog.New(slog.DiscardHandler))
 
-func newSender(t testing.TB, cfg email.SMTPConfig, opts email.Options, o ...email.Option) *email.Sender {
+func newSender(t testing.TB, cfg email.SMTPConfig, opts email.Addressing, o ...email.Option) *email.Sender {
 	t.Helper()
 	s, err := email.New(cfg, opts, append([]email.Option{quiet}, o...)...)
 	if err != nil {
@@ -89,7 +89,7 @@ func pushMessage() email.Message {
 
 func TestPushMailOverRealSMTP(t *testing.T) {
 	s := startSink(t, "127.0.0.1", nil)
-	snd := newSender(t, sinkConfig(t, s), email.Options{InboundDomain: "inbound.example.org", Bounce: true, ListUnsubscribeByEmail: true})
+	snd := newSender(t, sinkConfig(t, s), email.Addressing{InboundDomain: "inbound.example.org", Bounce: true, ListUnsubscribeByEmail: true})
 	if err := snd.Send(context.Background(), pushMessage()); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +144,7 @@ func TestPushAddressing(t *testing.T) {
 	const url = "https://notify.example.org/api/subscriptions/65a1/unsubscribe?unsubscriptionCode=12345"
 	cases := []struct {
 		name         string
-		opts         email.Options
+		opts         email.Addressing
 		edit         func(*email.Message)
 		wantEnvelope string
 		wantUnsub    string
@@ -153,41 +153,41 @@ func TestPushAddressing(t *testing.T) {
 	}{
 		{
 			name:         "bounce off keeps From as envelope sender",
-			opts:         email.Options{InboundDomain: "in.example.org", ListUnsubscribeByEmail: true},
+			opts:         email.Addressing{InboundDomain: "in.example.org", ListUnsubscribeByEmail: true},
 			wantEnvelope: "no_reply@example.org",
 			wantUnsub:    "<mailto:un-65a1-12345@in.example.org>, <" + url + ">",
 			wantPost:     true, wantListID: true,
 		},
 		{
 			name:         "no inbound domain means no mailto and no VERP",
-			opts:         email.Options{Bounce: true, ListUnsubscribeByEmail: true},
+			opts:         email.Addressing{Bounce: true, ListUnsubscribeByEmail: true},
 			wantEnvelope: "no_reply@example.org",
 			wantUnsub:    "<" + url + ">",
 			wantPost:     true, wantListID: true,
 		},
 		{
 			name:         "list-unsubscribe by email off leaves only the URL",
-			opts:         email.Options{InboundDomain: "in.example.org", Bounce: true},
+			opts:         email.Addressing{InboundDomain: "in.example.org", Bounce: true},
 			wantEnvelope: "bn-65a1-12345@in.example.org",
 			wantUnsub:    "<" + url + ">",
 			wantPost:     true, wantListID: true,
 		},
 		{
 			name:         "first of a comma-separated inbound domain list is used",
-			opts:         email.Options{InboundDomain: "a.example.org, b.example.org", Bounce: true, ListUnsubscribeByEmail: true},
+			opts:         email.Addressing{InboundDomain: "a.example.org, b.example.org", Bounce: true, ListUnsubscribeByEmail: true},
 			wantEnvelope: "bn-65a1-12345@a.example.org",
 			wantUnsub:    "<mailto:un-65a1-12345@a.example.org>, <" + url + ">",
 			wantPost:     true, wantListID: true,
 		},
 		{
 			name:         "confirmation mail without push data has no list headers",
-			opts:         email.Options{InboundDomain: "in.example.org", Bounce: true, ListUnsubscribeByEmail: true},
+			opts:         email.Addressing{InboundDomain: "in.example.org", Bounce: true, ListUnsubscribeByEmail: true},
 			edit:         func(m *email.Message) { m.Push = nil },
 			wantEnvelope: "no_reply@example.org",
 		},
 		{
 			name:         "no subscription id means no un- or bn- address",
-			opts:         email.Options{InboundDomain: "in.example.org", Bounce: true, ListUnsubscribeByEmail: true},
+			opts:         email.Addressing{InboundDomain: "in.example.org", Bounce: true, ListUnsubscribeByEmail: true},
 			edit:         func(m *email.Message) { m.Push.SubscriptionID = "" },
 			wantEnvelope: "no_reply@example.org",
 			wantUnsub:    "<" + url + ">",
@@ -195,7 +195,7 @@ func TestPushAddressing(t *testing.T) {
 		},
 		{
 			name: "plain http unsubscribe URL still gets one-click",
-			opts: email.Options{},
+			opts: email.Addressing{},
 			edit: func(m *email.Message) {
 				m.Push.UnsubscribeURL = "http://localhost:3000/api/subscriptions/65a1/unsubscribe"
 			},
@@ -205,7 +205,7 @@ func TestPushAddressing(t *testing.T) {
 		},
 		{
 			name:         "line breaks in merged values cannot add headers",
-			opts:         email.Options{},
+			opts:         email.Addressing{},
 			edit:         func(m *email.Message) { m.Push.UnsubscribeURL = url + "\r\nBcc: eve@example.com" },
 			wantEnvelope: "no_reply@example.org",
 			wantUnsub:    "<" + url + "Bcc:eve@example.com>",
@@ -248,7 +248,7 @@ func TestPushAddressing(t *testing.T) {
 
 func TestBodies(t *testing.T) {
 	s := startSink(t, "127.0.0.1", nil)
-	snd := newSender(t, sinkConfig(t, s), email.Options{})
+	snd := newSender(t, sinkConfig(t, s), email.Addressing{})
 	cases := []struct {
 		name, text, html, wantType string
 		wantParts                  map[string]string
@@ -296,7 +296,7 @@ func TestPooling(t *testing.T) {
 			s := startSink(t, "127.0.0.1", nil)
 			cfg := sinkConfig(t, s)
 			tc.cfg(&cfg)
-			snd := newSender(t, cfg, email.Options{})
+			snd := newSender(t, cfg, email.Addressing{})
 			for i := 0; i < tc.sends; i++ {
 				if err := snd.Send(context.Background(), plain(fmt.Sprintf("u%d@example.com", i))); err != nil {
 					t.Fatal(err)
@@ -313,7 +313,7 @@ func TestConcurrentSendsStayWithinMaxConnections(t *testing.T) {
 	s := startSink(t, "127.0.0.1", nil)
 	cfg := sinkConfig(t, s)
 	cfg.MaxConnections = 3
-	snd := newSender(t, cfg, email.Options{})
+	snd := newSender(t, cfg, email.Addressing{})
 	const n = 40
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -355,7 +355,7 @@ func TestRejections(t *testing.T) {
 	})
 	cfg := sinkConfig(t, s)
 	cfg.MaxConnections = 1
-	snd := newSender(t, cfg, email.Options{})
+	snd := newSender(t, cfg, email.Addressing{})
 	cases := []struct {
 		name          string
 		to            string
@@ -411,7 +411,7 @@ func TestMultiAddressHost(t *testing.T) {
 	cfg.Host = "smtp.example.test"
 
 	t.Run("a refused address is followed by the next one", func(t *testing.T) {
-		snd := newSender(t, cfg, email.Options{}, lookup("127.0.0.1", "127.0.0.2"))
+		snd := newSender(t, cfg, email.Addressing{}, lookup("127.0.0.1", "127.0.0.2"))
 		if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
 			t.Fatal(err)
 		}
@@ -425,7 +425,7 @@ func TestMultiAddressHost(t *testing.T) {
 		}
 	})
 	t.Run("every address refused is a transient connect error naming the host", func(t *testing.T) {
-		snd := newSender(t, cfg, email.Options{}, lookup("127.0.0.1", "127.0.0.3"))
+		snd := newSender(t, cfg, email.Addressing{}, lookup("127.0.0.1", "127.0.0.3"))
 		err := snd.Send(context.Background(), plain("a@example.com"))
 		var se *email.SendError
 		if !errors.As(err, &se) || se.Stage != email.StageConnect || se.Permanent {
@@ -443,7 +443,7 @@ func TestMultiAddressHost(t *testing.T) {
 		mu.Unlock()
 		ipCfg := cfg
 		ipCfg.Host = "127.0.0.2"
-		snd := newSender(t, ipCfg, email.Options{}, lookup("192.0.2.1"))
+		snd := newSender(t, ipCfg, email.Addressing{}, lookup("192.0.2.1"))
 		if err := snd.Send(context.Background(), plain("b@example.com")); err != nil {
 			t.Fatal(err)
 		}
@@ -459,7 +459,7 @@ func TestDroppedPooledConnectionIsReplaced(t *testing.T) {
 	s := startSink(t, "127.0.0.1", nil)
 	cfg := sinkConfig(t, s)
 	cfg.MaxConnections = 1
-	snd := newSender(t, cfg, email.Options{})
+	snd := newSender(t, cfg, email.Addressing{})
 	if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
 		t.Fatal(err)
 	}
@@ -488,7 +488,7 @@ func TestAuthentication(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := sinkConfig(t, s)
 			cfg.User, cfg.Pass = tc.user, tc.pass
-			snd := newSender(t, cfg, email.Options{})
+			snd := newSender(t, cfg, email.Addressing{})
 			err := snd.Send(context.Background(), plain("a@example.com"))
 			if (err != nil) != tc.wantErr {
 				t.Fatalf("err = %v, want error %v", err, tc.wantErr)
@@ -517,7 +517,7 @@ func TestTLS(t *testing.T) {
 		cfg.RequireTLS = true
 		cfg.User, cfg.Pass = "u", "p"
 		cfg.TLS.CA = []string{caPEM}
-		snd := newSender(t, cfg, email.Options{}, email.WithLookupHost(func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }))
+		snd := newSender(t, cfg, email.Addressing{}, email.WithLookupHost(func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }))
 		if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
 			t.Fatal(err)
 		}
@@ -533,7 +533,7 @@ func TestTLS(t *testing.T) {
 		s := serveSink(t, l, nil, tlsCfg.server())
 		cfg := sinkConfig(t, s)
 		cfg.RequireTLS = true
-		snd := newSender(t, cfg, email.Options{})
+		snd := newSender(t, cfg, email.Addressing{})
 		err = snd.Send(context.Background(), plain("a@example.com"))
 		if err == nil || !strings.Contains(err.Error(), "certificate") {
 			t.Fatalf("err = %v, want a certificate error", err)
@@ -551,7 +551,7 @@ func TestTLS(t *testing.T) {
 		cfg := sinkConfig(t, s)
 		cfg.Secure = true
 		cfg.TLS.CA = []string{caPEM}
-		snd := newSender(t, cfg, email.Options{})
+		snd := newSender(t, cfg, email.Addressing{})
 		if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
 			t.Fatal(err)
 		}
@@ -563,7 +563,7 @@ func TestTLS(t *testing.T) {
 
 func TestInvalidMessageIsPermanent(t *testing.T) {
 	s := startSink(t, "127.0.0.1", nil)
-	snd := newSender(t, sinkConfig(t, s), email.Options{})
+	snd := newSender(t, sinkConfig(t, s), email.Addressing{})
 	cases := []struct {
 		name string
 		m    email.Message
@@ -588,7 +588,7 @@ func TestInvalidMessageIsPermanent(t *testing.T) {
 
 func TestClosedSenderRefuses(t *testing.T) {
 	s := startSink(t, "127.0.0.1", nil)
-	snd := newSender(t, sinkConfig(t, s), email.Options{})
+	snd := newSender(t, sinkConfig(t, s), email.Addressing{})
 	if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
 		t.Fatal(err)
 	}
@@ -599,7 +599,7 @@ func TestClosedSenderRefuses(t *testing.T) {
 }
 
 func TestNewRequiresHost(t *testing.T) {
-	if _, err := email.New(email.SMTPConfig{}, email.Options{}); err == nil || !strings.Contains(err.Error(), "email.smtp.host") {
+	if _, err := email.New(email.SMTPConfig{}, email.Addressing{}); err == nil || !strings.Contains(err.Error(), "email.smtp.host") {
 		t.Fatalf("err = %v, want one naming email.smtp.host", err)
 	}
 }
@@ -624,7 +624,7 @@ func TestContextEndsASend(t *testing.T) {
 	stall := make(chan struct{})
 	s := startSink(t, "127.0.0.1", func(s *sink) { s.stall = stall })
 	t.Cleanup(func() { close(stall) })
-	snd := newSender(t, sinkConfig(t, s), email.Options{})
+	snd := newSender(t, sinkConfig(t, s), email.Addressing{})
 
 	t.Run("an already cancelled context sends nothing", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())

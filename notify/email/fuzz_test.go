@@ -16,7 +16,7 @@ func FuzzPushHeaders(f *testing.F) {
 	f.Add("x\r\nBcc: eve@example.com", "u\nTo: eve@example.com", "a@b", "1>2", "d,e")
 	f.Add("", "mailto:x@y", "", "", "")
 	f.Fuzz(func(t *testing.T, listID, url, id, code, domain string) {
-		o := Options{InboundDomain: domain, Bounce: true, ListUnsubscribeByEmail: true}
+		o := Addressing{InboundDomain: domain, Bounce: true, ListUnsubscribeByEmail: true}
 		msg, err := o.build(Message{From: "no_reply@example.org", To: "alice@example.com", Subject: "s", Text: "t",
 			Push: &Push{ListID: listID, UnsubscribeURL: url, SubscriptionID: id, UnsubscriptionCode: code}})
 		if err != nil {

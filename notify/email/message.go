@@ -41,8 +41,8 @@ type Push struct {
 	UnsubscriptionCode string
 }
 
-// Options are the service settings that decide a push mail's addresses.
-type Options struct {
+// Addressing holds the service settings that decide a push mail's addresses.
+type Addressing struct {
 	// InboundDomain is email.inboundSmtpServer.domain. The inbound server
 	// accepts a comma-separated list; outbound mail uses the first entry.
 	InboundDomain string
@@ -53,7 +53,7 @@ type Options struct {
 	ListUnsubscribeByEmail bool
 }
 
-func (o Options) domain() string {
+func (o Addressing) domain() string {
 	d, _, _ := strings.Cut(o.InboundDomain, ",")
 	return strings.TrimSpace(d)
 }
@@ -107,7 +107,7 @@ func addressPart(s string) string {
 
 // build turns a Message into a go-mail Msg with the headers and envelope
 // sender the options call for.
-func (o Options) build(m Message) (*mail.Msg, error) {
+func (o Addressing) build(m Message) (*mail.Msg, error) {
 	msg := mail.NewMsg(mail.WithNoDefaultUserAgent())
 	if err := msg.From(m.From); err != nil {
 		return nil, fmt.Errorf("%w: from %q: %v", ErrInvalidMessage, m.From, err)

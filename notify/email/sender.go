@@ -13,7 +13,7 @@ import (
 // Sender sends Messages over SMTP. It is safe for concurrent use; Close
 // it when done.
 type Sender struct {
-	opts Options
+	addr Addressing
 	set  settings
 
 	mu       sync.Mutex
@@ -60,11 +60,11 @@ func newSettings(o []Option) settings {
 
 // New returns a Sender for the SMTP server of cfg. Nothing is dialed
 // until the first Send.
-func New(cfg SMTPConfig, opts Options, o ...Option) (*Sender, error) {
+func New(cfg SMTPConfig, addr Addressing, o ...Option) (*Sender, error) {
 	if cfg.Host == "" {
 		return nil, errors.New("email.smtp.host: required")
 	}
-	s := &Sender{opts: opts, set: newSettings(o)}
+	s := &Sender{addr: addr, set: newSettings(o)}
 	p, err := newPool(cfg, s.set)
 	if err != nil {
 		return nil, err
@@ -86,8 +86,8 @@ const (
 // the first Send (never before, so starting the service needs no network).
 // If fetching fails, that Send fails with an error wrapping
 // ErrTestMailUnavailable and the next Send tries again.
-func NewTestMail(src TestAccountSource, opts Options, o ...Option) *Sender {
-	return &Sender{opts: opts, set: newSettings(o), testMail: src}
+func NewTestMail(src TestAccountSource, addr Addressing, o ...Option) *Sender {
+	return &Sender{addr: addr, set: newSettings(o), testMail: src}
 }
 
 // Send delivers m. Errors are *SendError; see IsPermanent.
@@ -95,7 +95,7 @@ func (s *Sender) Send(ctx context.Context, m Message) error {
 	if err := ctx.Err(); err != nil {
 		return &SendError{Stage: StageConnect, Err: err}
 	}
-	msg, err := s.opts.build(m)
+	msg, err := s.addr.build(m)
 	if err != nil {
 		return &SendError{Stage: StageMessage, Permanent: true, Err: err}
 	}

@@ -71,7 +71,7 @@ func TestTestMailIsCreatedAtFirstSend(t *testing.T) {
 	var calls atomic.Int32
 	api := fakeEthereal(t, s, &calls)
 	store := &memStore{}
-	snd := email.NewTestMail(&email.Ethereal{APIURL: api.URL, Store: store}, email.Options{}, quiet)
+	snd := email.NewTestMail(&email.Ethereal{APIURL: api.URL, Store: store}, email.Addressing{}, quiet)
 	t.Cleanup(func() { _ = snd.Close() })
 
 	if calls.Load() != 0 {
@@ -105,7 +105,7 @@ func TestTestMailUsesStoredAccount(t *testing.T) {
 	api := fakeEthereal(t, s, &calls)
 	host, _, _ := net.SplitHostPort(s.addr)
 	store := &memStore{acct: &email.TestAccount{User: "old@ethereal.email", SMTP: email.Endpoint{Host: host, Port: s.port(t)}}}
-	snd := email.NewTestMail(&email.Ethereal{APIURL: api.URL, Store: store}, email.Options{}, quiet)
+	snd := email.NewTestMail(&email.Ethereal{APIURL: api.URL, Store: store}, email.Addressing{}, quiet)
 	t.Cleanup(func() { _ = snd.Close() })
 	if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
 		t.Fatal(err)
@@ -132,7 +132,7 @@ func TestTestMailUnavailable(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			snd := email.NewTestMail(&email.Ethereal{APIURL: tc.api}, email.Options{}, quiet)
+			snd := email.NewTestMail(&email.Ethereal{APIURL: tc.api}, email.Addressing{}, quiet)
 			t.Cleanup(func() { _ = snd.Close() })
 			err := snd.Send(context.Background(), plain("a@example.com"))
 			var se *email.SendError

@@ -34,7 +34,7 @@ func start(t *testing.T, opts mailcatcher.Options) (*mailcatcher.Catcher, *email
 	})
 	host, port, _ := net.SplitHostPort(addr)
 	p, _ := strconv.Atoi(port)
-	snd, err := email.New(email.SMTPConfig{Host: host, Port: p}, email.Options{InboundDomain: "localhost", Bounce: true, ListUnsubscribeByEmail: true},
+	snd, err := email.New(email.SMTPConfig{Host: host, Port: p}, email.Addressing{InboundDomain: "localhost", Bounce: true, ListUnsubscribeByEmail: true},
 		email.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
 		t.Fatal(err)
