@@ -20,6 +20,10 @@ type Sender struct {
 	pool     *pool
 	closed   bool
 	testMail TestAccountSource
+	// failed and failedAt remember the last failed account fetch, so a
+	// burst of sends fails fast instead of each waiting out the timeout.
+	failed   error
+	failedAt time.Time
 }
 
 type settings struct {
@@ -79,13 +83,16 @@ const (
 	testMailAccountTimeout = 10 * time.Second
 	testMailConnectTimeout = 10 * time.Second
 	testMailSocketTimeout  = 30 * time.Second
+	testMailRetryAfter     = 30 * time.Second
 )
 
 // NewTestMail returns a Sender for deployments without email.smtp.host:
 // mail goes to the public test-mail account that src provides, fetched at
 // the first Send (never before, so starting the service needs no network).
 // If fetching fails, that Send fails with an error wrapping
-// ErrTestMailUnavailable and the next Send tries again.
+// ErrTestMailUnavailable, and so does every Send in the next 30 seconds
+// without trying again (a broadcast must not wait out the timeout once
+// per subscriber); after that the next Send tries again.
 func NewTestMail(src TestAccountSource, addr Addressing, o ...Option) *Sender {
 	return &Sender{addr: addr, set: newSettings(o), testMail: src}
 }
@@ -115,12 +122,18 @@ func (s *Sender) getPool(ctx context.Context) (*pool, error) {
 	if s.pool != nil {
 		return s.pool, nil
 	}
+	if s.failed != nil && time.Since(s.failedAt) < testMailRetryAfter {
+		return nil, s.failed
+	}
 	actx, cancel := context.WithTimeout(ctx, testMailAccountTimeout)
 	defer cancel()
 	acct, err := s.testMail.TestAccount(actx)
 	if err != nil {
-		return nil, &SendError{Stage: StageTestMail, Err: fmt.Errorf("%w: %w", ErrTestMailUnavailable, err)}
+		s.failed = &SendError{Stage: StageTestMail, Err: fmt.Errorf("%w: %w", ErrTestMailUnavailable, err)}
+		s.failedAt = time.Now()
+		return nil, s.failed
 	}
+	s.failed = nil
 	p, err := newPool(SMTPConfig{
 		Host:              acct.SMTP.Host,
 		Port:              acct.SMTP.Port,

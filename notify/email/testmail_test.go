@@ -145,3 +145,23 @@ func TestTestMailUnavailable(t *testing.T) {
 		})
 	}
 }
+
+func TestTestMailFailureIsRememberedBriefly(t *testing.T) {
+	var calls atomic.Int32
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"error","error":"maintenance"}`))
+	}))
+	t.Cleanup(api.Close)
+	snd := email.NewTestMail(&email.Ethereal{APIURL: api.URL}, email.Addressing{}, quiet)
+	t.Cleanup(func() { _ = snd.Close() })
+	for i := 0; i < 5; i++ {
+		if err := snd.Send(context.Background(), plain("a@example.com")); !errors.Is(err, email.ErrTestMailUnavailable) {
+			t.Fatalf("send %d: err = %v", i, err)
+		}
+	}
+	if calls.Load() != 1 {
+		t.Errorf("account service called %d times for 5 sends in a row, want 1", calls.Load())
+	}
+}
