@@ -54,6 +54,7 @@
 package mailmerge
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"net/url"
@@ -547,11 +548,14 @@ func writeValue(b *strings.Builder, v any) {
 	case bson.ObjectID:
 		b.WriteString(t.Hex())
 	default:
-		raw, err := json.Marshal(plain(v))
-		if err != nil {
+		// Text, not HTML: keep <, > and & as they are.
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(plain(v)); err != nil {
 			return
 		}
-		b.Write(raw)
+		b.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
 }
 

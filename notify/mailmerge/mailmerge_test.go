@@ -118,7 +118,7 @@ func decode(t testing.TB, s string) any {
 func TestDynamicTokens(t *testing.T) {
 	notif := `{"1":"foo","2":"bar","count":0,"flag":false,"empty":"","none":null,
 		"addresses":[{"city":"Victoria"},{"city":"Nanaimo"}],"a.b":"dotted","a":{"b":"nested"},
-		"price":12.5,"big":1e21,"obj":{"x":1},"list":[1,"two"],"weird key":{"x.y":"q"}}`
+		"price":12.5,"big":1e21,"obj":{"x":1},"list":[1,"two"],"weird key":{"x.y":"q"},"html":{"t":"<b>&</b>"}}`
 	sub := `{"gender":"female","1":"sub-one","only":"sub-only","addresses":[{"city":"Kelowna"}]}`
 	tests := []struct {
 		name, tmpl, want string
@@ -140,6 +140,7 @@ func TestDynamicTokens(t *testing.T) {
 		{"numbers print as JavaScript prints them", "{price} {big}", "12.5 1e+21"},
 		{"objects merge as JSON", "{obj}", `{"x":1}`},
 		{"arrays merge as JSON", "{list}", `[1,"two"]`},
+		{"JSON keeps <, > and &", "{notification::html}", `{"t":"<b>&</b>"}`},
 		{"a missing path stays as written", "{nope} {notification::nope} {subscription::nope}", "{nope} {notification::nope} {subscription::nope}"},
 		{"an index out of range stays as written", "{addresses[5].city}", "{addresses[5].city}"},
 		{"a path through a scalar stays as written", "{1.x}", "{1.x}"},
