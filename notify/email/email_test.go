@@ -503,6 +503,34 @@ func TestAuthentication(t *testing.T) {
 	}
 }
 
+func TestEHLOName(t *testing.T) {
+	s := startSink(t, "127.0.0.1", nil)
+	cfg := sinkConfig(t, s)
+	cfg.Name = "notify.example.org"
+	snd := newSender(t, cfg, email.Addressing{})
+	if err := snd.Send(context.Background(), plain("a@example.com")); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.messages()[0].Helo; got != "notify.example.org" {
+		t.Errorf("EHLO name = %q, want the configured name", got)
+	}
+}
+
+func TestCredentialsNeverCrossAnUnencryptedConnection(t *testing.T) {
+	s := startSink(t, "127.0.0.1", func(s *sink) { s.auth = "u:p" })
+	cfg := sinkConfig(t, s)
+	cfg.Host = "smtp.example.test" // a remote name, not loopback
+	cfg.User, cfg.Pass = "u", "p"
+	snd := newSender(t, cfg, email.Addressing{}, email.WithLookupHost(func(context.Context, string) ([]string, error) { return []string{"127.0.0.1"}, nil }))
+	err := snd.Send(context.Background(), plain("a@example.com"))
+	if err == nil || !strings.Contains(err.Error(), "unencrypted") {
+		t.Fatalf("err = %v, want a refusal to authenticate without TLS", err)
+	}
+	if len(s.messages()) != 0 {
+		t.Error("mail was delivered")
+	}
+}
+
 func TestTLS(t *testing.T) {
 	cert, _, caPEM := selfSigned(t)
 	tlsCfg := &tlsConfigT{cert: cert}

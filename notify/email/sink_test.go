@@ -48,12 +48,14 @@ type sink struct {
 
 type sinkSession struct {
 	s        *sink
+	conn     *smtp.Conn
 	authUser string
 	msgs     []sinkMsg
 	cur      sinkMsg
 }
 
 type sinkMsg struct {
+	Helo string
 	From string
 	To   []string
 	Data []byte
@@ -99,7 +101,7 @@ func (s *sink) port(t testing.TB) int {
 func (s *sink) newSession(c *smtp.Conn) (smtp.Session, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	ss := &sinkSession{s: s}
+	ss := &sinkSession{s: s, conn: c}
 	s.sessions = append(s.sessions, ss)
 	s.conns = append(s.conns, c)
 	s.active++
@@ -172,7 +174,7 @@ func (ss *sinkSession) Mail(from string, _ *smtp.MailOptions) error {
 	if ss.s.auth != "" && ss.authUser == "" {
 		return smtp.ErrAuthRequired
 	}
-	ss.cur = sinkMsg{From: from}
+	ss.cur = sinkMsg{From: from, Helo: ss.conn.Hostname()}
 	return nil
 }
 

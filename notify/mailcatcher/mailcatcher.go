@@ -69,7 +69,8 @@ type Mail struct {
 	Headers map[string][]string `json:"headers"`
 	Size    int                 `json:"size"`
 
-	raw []byte
+	raw   []byte
+	lines []headerLine // Headers in the order received, for the page
 }
 
 // Envelope is a message's SMTP envelope.
@@ -224,6 +225,7 @@ func parse(raw []byte) *Mail {
 		}
 		k := fields.Key()
 		m.Headers[k] = append(m.Headers[k], v)
+		m.lines = append(m.lines, headerLine{k, v})
 	}
 	h := gomail.Header{Header: e.Header}
 	m.Subject, _ = h.Subject()

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"html/template"
 	"net/http"
-	"sort"
 	"strconv"
 )
 
@@ -70,22 +69,11 @@ func (c *Catcher) show(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var lines []headerLine
-	keys := make([]string, 0, len(m.Headers))
-	for k := range m.Headers {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		for _, v := range m.Headers[k] {
-			lines = append(lines, headerLine{k, v})
-		}
-	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = showPage.Execute(w, struct {
 		Mail    Mail
 		Headers []headerLine
-	}{m, lines})
+	}{m, m.lines})
 }
 
 // html serves a message's HTML body as its own document. The CSP sandbox
