@@ -232,7 +232,14 @@ func checkFCV(ctx context.Context, client *mongo.Client, facts *dbFacts, out io.
 		}
 		return fmt.Errorf("--database: reading the feature compatibility version: %v", err)
 	}
-	if doc, ok := res["featureCompatibilityVersion"].(bson.M); ok {
+	switch doc := res["featureCompatibilityVersion"].(type) {
+	case bson.D:
+		for _, e := range doc {
+			if e.Key == "version" {
+				facts.fcv, _ = e.Value.(string)
+			}
+		}
+	case bson.M:
 		facts.fcv, _ = doc["version"].(string)
 	}
 	if facts.fcv == "" {

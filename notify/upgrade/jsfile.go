@@ -636,11 +636,9 @@ func (f *jsFile) set(path []string, v value) error {
 	if v.method {
 		text = src
 	}
+	text = v.comments + text
 	for j := len(path) - 2; j >= i; j-- {
 		text = jsKey(path[j]) + ": {\n" + indentLines(text, f.indent) + ",\n}"
-	}
-	if v.comments != "" {
-		text = v.comments + text
 	}
 	return f.insertProp(obj, text)
 }
