@@ -101,7 +101,7 @@ func New(sources []Source, opts Options) (*Pool, []any, error) {
 		if first.exports[i] == nil {
 			continue
 		}
-		v, err := first.export(first.exports[i], &exportCtx{src: i, pool: p, file: sources[i].Name})
+		v, err := first.safeExport(first.exports[i], &exportCtx{src: i, pool: p, file: sources[i].Name})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -111,6 +111,20 @@ func New(sources []Source, opts Options) (*Pool, []any, error) {
 	p.created = 1
 	p.idle <- first
 	return p, values, errors.Join(errs...)
+}
+
+// safeExport is export for values whose getters may throw.
+func (v *vm) safeExport(val goja.Value, c *exportCtx) (out any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if e, ok := r.(error); ok {
+				err = runtimeError(c.file, e)
+				return
+			}
+			err = &Error{File: c.file, Message: fmt.Sprintf("%s: %v", pathString(c.path), r)}
+		}
+	}()
+	return v.export(val, c)
 }
 
 // compileModule wraps the source in Node's CommonJS function wrapper, on the

@@ -260,3 +260,11 @@ func BenchmarkCall(b *testing.B) {
 		}
 	})
 }
+
+func TestThrowingGetterIsAnErrorNotACrash(t *testing.T) {
+	_, _, err := jsrt.New([]jsrt.Source{{Name: "g.js", Code: "module.exports = {\n  get port() { throw new Error('no port'); },\n};"}}, jsrt.Options{})
+	var je *jsrt.Error
+	if !errors.As(err, &je) || !strings.Contains(je.Message, "no port") || je.File != "g.js" || je.Line != 2 {
+		t.Fatalf("err = %#v", err)
+	}
+}
