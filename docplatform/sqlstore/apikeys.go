@@ -131,6 +131,21 @@ func (s *Store) RecordAPIKeyUse(ctx context.Context, lastUsed map[string]time.Ti
 	if len(lastUsed) == 0 {
 		return nil
 	}
+	// Sorted ids: PostgreSQL transactions touching the same rows lock them
+	// in the same order and cannot deadlock each other.
+	ids := slices.Sorted(maps.Keys(lastUsed))
+	if s.dialect == Postgres {
+		// One statement, one round trip, however many keys.
+		times := make([]time.Time, len(ids))
+		for i, id := range ids {
+			times[i] = lastUsed[id].UTC().Truncate(time.Microsecond)
+		}
+		_, err := s.w.ExecContext(ctx, `
+			UPDATE api_keys AS k SET last_used_at = v.t
+			FROM unnest($1::text[], $2::timestamptz[]) AS v(id, t)
+			WHERE k.id = v.id AND (k.last_used_at IS NULL OR k.last_used_at < v.t)`, ids, times)
+		return dbErr(what, err)
+	}
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `
 			UPDATE api_keys SET last_used_at = $2
@@ -139,9 +154,7 @@ func (s *Store) RecordAPIKeyUse(ctx context.Context, lastUsed map[string]time.Ti
 			return err
 		}
 		defer stmt.Close()
-		// Sorted ids: PostgreSQL transactions touching the same rows lock
-		// them in the same order and cannot deadlock each other.
-		for _, id := range slices.Sorted(maps.Keys(lastUsed)) {
+		for _, id := range ids {
 			if _, err := stmt.ExecContext(ctx, id, s.at(lastUsed[id])); err != nil {
 				return err
 			}

@@ -130,10 +130,10 @@ func (s *Store) UserAccess(ctx context.Context, userID string) (isSystemAdmin bo
 	const what = "user access"
 	roles = map[string]docplatform.Role{}
 	rows, err := s.r.QueryContext(ctx, `
-		SELECT u.is_system_admin, m.group_id, m.role
+		SELECT u.is_system_admin, g.id, m.role
 		FROM users u
-		LEFT JOIN (memberships m JOIN groups g ON g.id = m.group_id AND g.deleted_at IS NULL)
-			ON m.user_id = u.id
+		LEFT JOIN memberships m ON m.user_id = u.id
+		LEFT JOIN groups g ON g.id = m.group_id AND g.deleted_at IS NULL
 		WHERE u.id = $1`, userID)
 	if err != nil {
 		return false, roles, dbErr(what, err)
@@ -144,6 +144,9 @@ func (s *Store) UserAccess(ctx context.Context, userID string) (isSystemAdmin bo
 		if err := rows.Scan(&isSystemAdmin, &groupID, &role); err != nil {
 			return false, map[string]docplatform.Role{}, dbErr(what, err)
 		}
+		// A membership of a soft-deleted group comes back with no group
+		// id: the join keeps the user's row either way, so the admin flag
+		// is read even when every group is gone.
 		if groupID.Valid {
 			roles[groupID.String] = docplatform.Role(role.String)
 		}
