@@ -69,7 +69,7 @@ func (d *decoder) decode(data []byte) {
 		return
 	}
 	if d.data[d.pos] != '{' {
-		kind, ok := d.skipValue(0)
+		kind, ok := d.skipValue()
 		if !ok {
 			return
 		}
@@ -110,7 +110,7 @@ func (d *decoder) decode(data []byte) {
 					return
 				}
 			} else {
-				if _, ok := d.skipValue(0); !ok {
+				if _, ok := d.skipValue(); !ok {
 					return
 				}
 				d.unknownKey(d.data[keyStart:keyEnd])
@@ -175,7 +175,7 @@ func (d *decoder) member(p int) bool {
 		kind = kindString
 	} else {
 		var ok bool
-		if kind, ok = d.skipValue(0); !ok {
+		if kind, ok = d.skipValue(); !ok {
 			return false
 		}
 	}
@@ -427,76 +427,127 @@ func hex4(data []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// skipValue reads any JSON value at d.pos and returns its kind.
-func (d *decoder) skipValue(depth int) (valueKind, bool) {
-	switch c := d.peek(); c {
-	case '"':
-		_, ok := d.readString(nil)
-		return kindString, ok
-	case '{', '[':
-		if depth >= maxDepth {
-			d.fail("nested too deeply")
+// skipValue reads any JSON value at d.pos and returns its kind. It keeps
+// its own stack of open containers (one bit each: object or array) rather
+// than recursing, so deeply nested hostile input costs no stack growth.
+func (d *decoder) skipValue() (valueKind, bool) {
+	var inObject [maxDepth/64 + 1]uint64
+	depth := 0
+	var top valueKind
+	for {
+		// A value starts at d.pos.
+		var kind valueKind
+		switch c := d.peek(); c {
+		case '{', '[':
+			if depth >= maxDepth {
+				d.fail("nested too deeply")
+				return 0, false
+			}
+			kind, closer := kindArray, byte(']')
+			if c == '{' {
+				kind, closer = kindObject, '}'
+				inObject[depth/64] |= 1 << (depth % 64)
+			} else {
+				inObject[depth/64] &^= 1 << (depth % 64)
+			}
+			if depth == 0 {
+				top = kind
+			}
+			depth++
+			d.pos++
+			d.ws()
+			if d.peek() != closer {
+				if c == '{' && !d.objectKey() {
+					return 0, false
+				}
+				continue // to the first element
+			}
+			d.pos++
+			depth--
+		case '"':
+			if _, ok := d.readString(nil); !ok {
+				return 0, false
+			}
+			kind = kindString
+		case 't':
+			kind = kindBool
+			if !d.literal("true") {
+				return 0, false
+			}
+		case 'f':
+			kind = kindBool
+			if !d.literal("false") {
+				return 0, false
+			}
+		case 'n':
+			kind = kindNull
+			if !d.literal("null") {
+				return 0, false
+			}
+		case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+			kind = kindNumber
+			if !d.number() {
+				return 0, false
+			}
+		default:
+			if d.pos >= len(d.data) {
+				d.fail("unexpected end of input, expected a value")
+			} else {
+				d.fail("expected a value")
+			}
 			return 0, false
 		}
-		closer, kind := byte('}'), kindObject
-		if c == '[' {
-			closer, kind = ']', kindArray
+		if top == 0 {
+			return kind, true // a scalar on its own
 		}
-		d.pos++
-		d.ws()
-		if d.peek() == closer {
-			d.pos++
-			return kind, true
-		}
-		for {
-			if kind == kindObject {
-				if d.peek() != '"' {
-					d.fail("expected a property name in double quotes")
-					return 0, false
-				}
-				if _, ok := d.readString(nil); !ok {
-					return 0, false
-				}
-				d.ws()
-				if d.peek() != ':' {
-					d.fail("expected ':' after a property name")
-					return 0, false
-				}
-				d.pos++
-				d.ws()
+		// A value ended: close every container that ends here, or move
+		// on to the next element of the innermost one.
+		for next := false; !next; {
+			if depth == 0 {
+				return top, true
 			}
-			if _, ok := d.skipValue(depth + 1); !ok {
-				return 0, false
+			obj := inObject[(depth-1)/64]&(1<<((depth-1)%64)) != 0
+			closer := byte(']')
+			if obj {
+				closer = '}'
 			}
 			d.ws()
 			switch d.peek() {
 			case ',':
 				d.pos++
 				d.ws()
+				if obj && !d.objectKey() {
+					return 0, false
+				}
+				next = true
 			case closer:
 				d.pos++
-				return kind, true
+				depth--
 			default:
 				d.fail("expected ',' or '" + string(closer) + "'")
 				return 0, false
 			}
 		}
-	case 't':
-		return kindBool, d.literal("true")
-	case 'f':
-		return kindBool, d.literal("false")
-	case 'n':
-		return kindNull, d.literal("null")
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return kindNumber, d.number()
-	case 0:
-		if d.pos >= len(d.data) {
-			d.fail("unexpected end of input, expected a value")
-			return 0, false
-		}
 	}
-	d.fail("expected a value")
-	return 0, false
+}
+
+// objectKey reads `"key" :` inside an object being skipped.
+func (d *decoder) objectKey() bool {
+	if d.peek() != '"' {
+		d.fail("expected a property name in double quotes")
+		return false
+	}
+	if _, ok := d.readString(nil); !ok {
+		return false
+	}
+	d.ws()
+	if d.peek() != ':' {
+		d.fail("expected ':' after a property name")
+		return false
+	}
+	d.pos++
+	d.ws()
+	return true
 }
 
 func (d *decoder) literal(word string) bool {

@@ -531,3 +531,34 @@ func TestValidateAllocatesNothingOnTheValidPath(t *testing.T) {
 		}
 	}
 }
+
+func TestValuesOfUnknownKeysMustStillBeJSON(t *testing.T) {
+	nest := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	tests := []struct {
+		name  string
+		value string
+		want  error
+	}{
+		{"nested arrays and objects are skipped", `[1,{"a":[true,false,null,"x",-0.5e+3]},{}]`, event.ErrUnknownProperty},
+		{"nesting up to the limit is JSON", nest(512), event.ErrUnknownProperty},
+		{"nesting beyond the limit is refused", nest(513), event.ErrSyntax},
+		{"a bracket closed by a brace", `[1,{"a":[}]`, event.ErrSyntax},
+		{"a key without a colon inside", `{"a" 1}`, event.ErrSyntax},
+		{"a trailing comma inside", `[1,]`, event.ErrSyntax},
+		{"an unclosed array at the end", `[1,2`, event.ErrSyntax},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := `{"start_date":"2024-12-01","extra":` + tt.value + `}`
+			err := event.Validate([]byte(in))
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("want %v, got %v", tt.want, err)
+			}
+			// encoding/json allows deeper nesting (10000); everything else
+			// it must judge alike.
+			if want := tt.want == event.ErrUnknownProperty; json.Valid([]byte(in)) != want && !strings.Contains(tt.name, "beyond the limit") {
+				t.Fatalf("encoding/json disagrees on whether this is JSON")
+			}
+		})
+	}
+}
