@@ -56,7 +56,6 @@ type decoder struct {
 	pos      int
 	slots    [numProps]slot
 	problems Problems
-	unknown  []string // unknown keys seen, to report their duplicates
 	broken   bool     // a syntax error ended the scan
 }
 
@@ -261,14 +260,15 @@ func (d *decoder) report(p Problem) {
 
 func (d *decoder) unknownKey(raw []byte) {
 	key := decodeKey(raw)
-	for _, k := range d.unknown {
-		if k == key {
-			d.report(Problem{displayKey(key), RuleNoDuplicate, ErrDuplicate, "appears more than once in the object"})
+	prop := displayKey(key)
+	// displayKey is one-to-one, so an unknown key seen before is one
+	// already reported under its display name.
+	for _, p := range d.problems {
+		if p.Rule == RuleNoUnknown && p.Property == prop {
+			d.report(Problem{prop, RuleNoDuplicate, ErrDuplicate, "appears more than once in the object"})
 			return
 		}
 	}
-	d.unknown = append(d.unknown, key)
-	prop := displayKey(key)
 	detail := "unknown property; an Event has only start_date, end_date, start_datetime, end_datetime"
 	if near := nearest(key); near != "" {
 		detail = "unknown property (did you mean " + near + "?); an Event has only start_date, end_date, start_datetime, end_datetime"
@@ -296,13 +296,21 @@ func displayKey(key string) string {
 // far: in text that is not JSON, what looked like a property may not be one.
 func (d *decoder) fail(why string) {
 	d.broken = true
-	at := "at byte " + strconv.Itoa(d.pos+1)
+	var b [160]byte
+	msg := append(b[:0], "invalid JSON "...)
 	if d.pos >= len(d.data) {
-		at = "at the end"
-	} else if c := d.data[d.pos]; c >= 0x20 && c < 0x7f {
-		at += " ('" + string(rune(c)) + "')"
+		msg = append(msg, "at the end"...)
+	} else {
+		msg = strconv.AppendInt(append(msg, "at byte "...), int64(d.pos+1), 10)
+		if c := d.data[d.pos]; c >= 0x20 && c < 0x7f {
+			msg = append(msg, " ('"...)
+			msg = append(msg, c)
+			msg = append(msg, "')"...)
+		}
 	}
-	d.problems = Problems{{PropertyRecord, RuleJSON, ErrSyntax, "invalid JSON " + at + ": " + why}}
+	msg = append(append(msg, ": "...), why...)
+	d.problems = d.problems[:0]
+	d.report(Problem{PropertyRecord, RuleJSON, ErrSyntax, string(msg)})
 }
 
 func (d *decoder) peek() byte {
@@ -612,7 +620,11 @@ func (d *decoder) number() bool {
 func decodeKey(raw []byte) string {
 	var d decoder
 	d.data = raw
-	buf := make([]byte, len(raw))
+	var small [64]byte
+	buf := small[:]
+	if len(raw) > len(small) {
+		buf = make([]byte, len(raw))
+	}
 	n, _ := d.readString(buf)
 	return string(buf[:n])
 }
