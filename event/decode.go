@@ -56,7 +56,7 @@ type decoder struct {
 	pos      int
 	slots    [numProps]slot
 	problems Problems
-	broken   bool     // a syntax error ended the scan
+	broken   bool // a syntax error ended the scan
 }
 
 // decode checks data against rules 1 to 8 and fills d.slots.
