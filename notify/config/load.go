@@ -103,6 +103,7 @@ func Load(opts Options) (*Config, error) {
 	}
 	l := &loader{opts: opts, locators: map[string]*jsrt.Locator{}}
 	l.checkV1Layout()
+	l.checkBaseFiles()
 
 	var files []*layerFile
 	for _, set := range []struct {

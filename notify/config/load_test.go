@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -925,4 +926,58 @@ func TestConfigFunctionsFromManyGoroutines(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+}
+
+func TestEditedDefaultsFilesAreWarnedAbout(t *testing.T) {
+	defaultsTS := func(edit func(map[string]any)) string {
+		d := config.Defaults()
+		edit(d)
+		b, err := json.MarshalIndent(d, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "import * as fs from 'fs';\nimport path from 'path';\nconst config: Record<string, any> = " + string(b) + ";\n" +
+			"for (const e of ['key', 'cert', 'ca']) {\n  const p = path.join(__dirname, `../server/certs/${e}.pem`);\n  if (fs.existsSync(p)) config.tls[e] = fs.readFileSync(p);\n}\nmodule.exports = config;\n"
+	}
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  []string // warned paths
+	}{
+		{"an unedited config.ts gives no warning", map[string]string{"src/config.ts": defaultsTS(func(map[string]any) {})}, nil},
+		{"an edited value is named", map[string]string{"src/config.ts": defaultsTS(func(d map[string]any) {
+			d["email"].(map[string]any)["bounce"].(map[string]any)["unsubThreshold"] = 9.0
+		})}, []string{"email.bounce.unsubThreshold"}},
+		{"added and removed keys are named", map[string]string{"src/config.ts": defaultsTS(func(d map[string]any) {
+			d["httpHost"] = "http://x"
+			delete(d, "loggingLevels")
+		})}, []string{"httpHost", "loggingLevels"}},
+		{"an edited middleware.ts is named", map[string]string{"src/middleware.ts": "module.exports = {all: {compression: {}}, apiOnly: {helmet: {}, morgan: {params: ['x'], enabled: true}}};"},
+			[]string{"apiOnly.morgan.enabled", "apiOnly.morgan.params"}},
+		{"the original's datasource dbPath is not an edit", map[string]string{"src/datasources/db.datasource.ts": "import path from 'path';\nmodule.exports = { dbPath: path.join(__dirname, '..', '..', 'server/database') };\n"}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mustLoad(t, deployment(t, tc.files), "production", nil)
+			var got []string
+			for _, w := range c.Warnings {
+				got = append(got, w.Path)
+				if !strings.Contains(w.Message, "not read") || w.Line == 0 && !strings.Contains(tc.name, "removed") {
+					t.Errorf("warning %v", w)
+				}
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("warned %v, want %v", got, tc.want)
+			}
+			if c.Port != 3000 || c.Email.Bounce.UnsubThreshold != 5 {
+				t.Fatal("the defaults file was read")
+			}
+		})
+	}
+	t.Run("an older defaults file that cannot run is a warning, not an error", func(t *testing.T) {
+		c := mustLoad(t, deployment(t, map[string]string{"src/config.ts": "import {juggler} from '@loopback/repository';\nconst config = {ds: juggler};\nmodule.exports = config;\n"}), "", nil)
+		if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Message, "could not be compared") {
+			t.Fatalf("warnings = %v", c.Warnings)
+		}
+	})
 }
