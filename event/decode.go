@@ -56,7 +56,6 @@ type decoder struct {
 	pos      int
 	slots    [numProps]slot
 	problems Problems
-	broken   bool // a syntax error ended the scan
 }
 
 // decode checks data against rules 1 to 8 and fills d.slots.
@@ -295,7 +294,6 @@ func displayKey(key string) string {
 // fail records a syntax error at d.pos. It replaces the problems found so
 // far: in text that is not JSON, what looked like a property may not be one.
 func (d *decoder) fail(why string) {
-	d.broken = true
 	var b [160]byte
 	msg := append(b[:0], "invalid JSON "...)
 	if d.pos >= len(d.data) {
