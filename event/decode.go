@@ -42,11 +42,9 @@ const maxDepth = 512
 
 // slot is what the decoder learned about one of the four properties.
 type slot struct {
-	count int       // occurrences of the key
-	kind  valueKind // kind of the first occurrence's value
-	ok    bool      // the first occurrence is a string of the right format
-	n     int       // decoded length of the first occurrence's string
-	buf   [maxValue]byte
+	count int            // occurrences of the key
+	n     int            // decoded length of the first occurrence's string
+	buf   [maxValue]byte // the first occurrence's string, if it fits
 }
 
 // decoder is a single-pass scanner over one JSON text. It lives on the
@@ -178,7 +176,6 @@ func (d *decoder) member(p int) bool {
 		}
 	}
 	raw := d.data[start:d.pos]
-	valid := false
 	switch kind {
 	case kindNull:
 		d.add(p, RuleNoNull, ErrNull, "null is not a string: leave the property out instead")
@@ -196,14 +193,12 @@ func (d *decoder) member(p int) bool {
 		}
 		if why != "" {
 			d.add(p, RuleFormat, ErrFormat, quoteRaw(raw)+": "+why)
-		} else {
-			valid = true
 		}
 	default:
 		d.add(p, RuleFormat, ErrNotString, quoteRaw(raw)+": "+kindNames[kind]+" is not a string")
 	}
 	if s.count == 1 {
-		s.kind, s.ok, s.n = kind, valid, n
+		s.n = n
 	}
 	return true
 }
