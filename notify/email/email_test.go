@@ -599,6 +599,7 @@ func TestInvalidMessageIsPermanent(t *testing.T) {
 		{"unparseable From", email.Message{From: "not an address", To: "a@example.com", Text: "x"}},
 		{"no recipient", email.Message{From: "a@example.org", Text: "x"}},
 		{"unparseable To", email.Message{From: "a@example.org", To: "@@", Text: "x"}},
+		{"a list of recipients", email.Message{From: "a@example.org", To: "a@example.com, b@example.com", Text: "x"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -15,8 +15,9 @@ type Message struct {
 	// "Service <no_reply@example.org>"; also the envelope sender unless the
 	// bounce address of a Push replaces it.
 	From string
-	// To is the recipient (a subscription's userChannelId); a comma-separated
-	// list is accepted, as nodemailer does.
+	// To is the one recipient (a subscription's userChannelId). Unlike
+	// nodemailer, a comma-separated list is refused: a userChannelId names
+	// one mailbox, and a list would let one subscription mail several.
 	To      string
 	Subject string
 	Text    string
@@ -115,7 +116,7 @@ func (o Addressing) build(m Message) (*mail.Msg, error) {
 	if strings.TrimSpace(m.To) == "" {
 		return nil, fmt.Errorf("%w: no recipient", ErrInvalidMessage)
 	}
-	if err := msg.ToFromString(m.To); err != nil {
+	if err := msg.To(strings.TrimSpace(m.To)); err != nil {
 		return nil, fmt.Errorf("%w: to %q: %v", ErrInvalidMessage, m.To, err)
 	}
 	msg.Subject(m.Subject)
