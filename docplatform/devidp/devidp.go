@@ -22,6 +22,7 @@
 //	{issuer}/protocol/openid-connect/userinfo     userinfo
 //	{issuer}/protocol/openid-connect/logout       end_session
 //	{issuer}/protocol/openid-connect/revoke       revocation
+//	{issuer}/protocol/openid-connect/token/introspect  introspection
 //	{issuer}/login                                the login form
 //
 // Tokens look like Keycloak's: the access token is an RS256 JWT (header typ
@@ -32,7 +33,21 @@
 // from every code exchange without asking for offline_access (which then
 // shows in the token response's scope). Refresh tokens are opaque and
 // rotate: each is good for one refresh, and a used one is refused with
-// invalid_grant.
+// invalid_grant. A refresh also returns a new ID token, without nonce (the
+// refresh request has none).
+//
+// # The login form
+//
+// The authorization endpoint redirects to {issuer}/login?authRequestID=…,
+// an HTML form without script (it works under a strict CSP) that lists the
+// users. It posts to {issuer}/login with the fields authRequestID (hidden),
+// username (any case), password and one of the buttons login=1 or
+// cancel=1. Success answers 303 to the provider's callback, which redirects
+// to the client's redirect_uri with code and state; Cancel redirects there
+// with error=access_denied and the state; a wrong username or password
+// shows the form again with "Invalid username or password."; an unknown or
+// expired request (10 minutes) answers 400. Codes live one minute and work
+// once.
 //
 // # Sessions
 //
@@ -55,7 +70,9 @@
 // # Logging
 //
 // Our own log lines (cfg.Logger) name users and clients, never a password,
-// code or token. The zitadel library logs through slog's default logger.
+// code or token. The zitadel library logs through slog's default logger;
+// its refusals name the error and, for authorization errors, the client's
+// state parameter (which is in the URL anyway), never a token or code.
 package devidp
 
 import (
