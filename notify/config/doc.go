@@ -50,7 +50,9 @@
 // version 1 (initial, routes:before), datasource url/host/port/database
 // (use uri), and config files still in version 1's server/ layout. Wrong
 // types of known keys are refused too. All problems are reported at once
-// in an *Error, with file, key path and, for JavaScript errors, line.
+// in an *Error, with file, key path and line: the line of a JavaScript
+// error, or the line where the key is written (object literals of .js and
+// .json files, and of .ts files through esbuild's source map).
 //
 // notification.broadcastSubRequestBatchSize, email.defaultSmtp, the
 // Bottleneck throttle options of version 5, datasource name/connector and

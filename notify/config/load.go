@@ -131,7 +131,7 @@ func Load(opts Options) (*Config, error) {
 	}
 	l.read(files)
 
-	cfg := &Config{pool: l.pool}
+	cfg := &Config{pool: l.pool, Dir: opts.Dir, NodeEnv: opts.NodeEnv}
 	appTree := Defaults()
 	addCertificates(appTree, opts.CertsDir, l)
 	mwTree := DefaultMiddleware()

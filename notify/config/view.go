@@ -35,6 +35,9 @@ type Config struct {
 	Middleware Middleware
 	Datasource Datasource
 
+	// Dir and NodeEnv are the Options Load was given ("src" filled in).
+	Dir     string
+	NodeEnv string
 	// Files are the files that were read, in ascending precedence.
 	Files []string
 	// Warnings are unknown, deprecated and ignored keys.
