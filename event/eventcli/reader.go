@@ -45,14 +45,13 @@ type recordReader struct {
 	mode     readMode
 	buf      []byte
 	tooLong  bool
-	arrState uint8 // in an array: afterOpen, afterElem, afterComma, done
+	arrState uint8 // in an array: afterOpen, afterElem or arrDone
 	done     bool
 }
 
 const (
-	afterOpen = iota
-	afterElem
-	afterComma
+	afterOpen = iota // just after '['
+	afterElem        // after an element: ',' or ']' comes next
 	arrDone
 )
 
