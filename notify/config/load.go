@@ -130,10 +130,29 @@ func Load(opts Options) (*Config, error) {
 		}
 	}
 	l.read(files)
-
-	cfg := &Config{pool: l.pool, Dir: opts.Dir, NodeEnv: opts.NodeEnv}
 	appTree := Defaults()
 	addCertificates(appTree, opts.CertsDir, l)
+	return l.build(appTree, files)
+}
+
+// New builds a Config from the built-in defaults with the given trees merged
+// over them in order, as if each were a config.local file: renamed keys and
+// wrong types are refused and unknown keys warned about as by Load. Function
+// values may be given as Func. It reads no file (no certificates either):
+// for tests and for embedded setups such as govkit dev. Middleware and
+// datasource are the defaults.
+func New(overrides ...map[string]any) (*Config, error) {
+	l := &loader{locators: map[string]*jsrt.Locator{}}
+	var files []*layerFile
+	for i, o := range overrides {
+		files = append(files, &layerFile{kind: kindConfig, path: fmt.Sprintf("override %d", i+1), tree: Clone(o)})
+	}
+	return l.build(Defaults(), files)
+}
+
+// build merges the files over the defaults, checks and decodes.
+func (l *loader) build(appTree map[string]any, files []*layerFile) (*Config, error) {
+	cfg := &Config{pool: l.pool, Dir: l.opts.Dir, NodeEnv: l.opts.NodeEnv}
 	mwTree := DefaultMiddleware()
 	dsTree := DefaultDatasource()
 	for _, f := range files {

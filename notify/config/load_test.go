@@ -981,3 +981,27 @@ func TestEditedDefaultsFilesAreWarnedAbout(t *testing.T) {
 		}
 	})
 }
+
+func TestNewFromTrees(t *testing.T) {
+	isAdmin := config.Func(func(args ...any) (any, error) {
+		return args[0].(map[string]any)["admin"] == true, nil
+	})
+	c, err := config.New(
+		map[string]any{"adminIps": []any{}, "queue": map[string]any{"connection": nil}},
+		map[string]any{"oidc": map[string]any{"discoveryUrl": "http://op", "isAdmin": isAdmin}, "port": 0.0},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.AdminIPs) != 0 || c.Queue.Connection != nil || c.Port != 0 || c.RestAPIRoot != "/api" {
+		t.Fatalf("config = %+v", c)
+	}
+	if got, err := c.OIDC.IsAdmin(map[string]any{"admin": true}); err != nil || got != true {
+		t.Fatalf("isAdmin = %v %v", got, err)
+	}
+	_, err = config.New(map[string]any{"smtp": map[string]any{"host": "h"}})
+	ps := problems(t, err)
+	if len(ps) != 1 || ps[0].File != "override 1" || ps[0].Path != "smtp" {
+		t.Fatalf("problems = %v", ps)
+	}
+}
