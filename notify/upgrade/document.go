@@ -26,7 +26,8 @@ type node struct {
 	static any    // for kindStatic: string, float64, bool, nil or []any
 	src    string // source text of the value as written
 	line   int
-	expr   ast.Expression // JavaScript files only
+	expr   ast.Expression            // JavaScript files only
+	consts map[string]ast.Expression // the file's top-level constants, to judge identifiers
 }
 
 // value is a value to write. src, when set, is JavaScript source written at

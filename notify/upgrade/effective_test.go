@@ -153,10 +153,12 @@ func TestMergeOfExpressionsKeepsTheEffectiveConfig(t *testing.T) {
 			"module.exports = { s: { t: 1 } };", "module.exports = { s: process.env.S };"},
 		{"keys only in the environment file are added with their comments",
 			"module.exports = {\n  a: 1,\n};", "module.exports = {\n  // b is new\n  b: `t${process.env.B}`,\n};"},
+		{"declarations the environment file's values use are carried over",
+			"const x = 1;\nmodule.exports = { a: x };", "const domain = process.env.D || 'd';\nfunction up(s) { return s.toUpperCase(); }\nmodule.exports = { b: up(domain), c: x2, a: domain };\nfunction x2() { return 2; }"},
 		{"an empty local object",
 			"module.exports = {};", "module.exports = { a: { b: process.env.B } };"},
 	}
-	envs := []map[string]string{{}, {"A": "envA", "W": "w", "T": "t", "S": "s", "B": "b"}}
+	envs := []map[string]string{{}, {"A": "envA", "W": "w", "T": "t", "S": "s", "B": "b", "D": "dom"}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -189,6 +191,7 @@ func TestMergeRefusesWhatOnlyRunTimeCouldDecide(t *testing.T) {
 		name, local, env, want string
 	}{
 		{"an unknown expression over an object", "module.exports = { o: { a: 1 } };", "module.exports = { o: require('./other') };", "cannot merge o"},
+		{"a helper declared differently in both files", "const x = 1;\nmodule.exports = { a: x };", "const x = 2;\nmodule.exports = { b: x };", `"x" is declared in both`},
 		{"an object over an unknown expression", "const x = {a: 1};\nmodule.exports = { o: x };", "module.exports = { o: { b: 2 } };", "cannot merge o"},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,17 @@ type jsFile struct {
 	indent  string // one level of indentation as the file uses it
 	edited  bool
 	dropped []string // comments that an edit could not keep, for the report
+
+	exportAt int                       // start of the line of the module.exports statement
+	prelude  []preludeStmt             // top-level statements before and after it
+	consts   map[string]ast.Expression // top-level const initializers and function declarations
+}
+
+// preludeStmt is a top-level declaration beside module.exports (a helper
+// const, a function), which values in the object may refer to.
+type preludeStmt struct {
+	text  string
+	names []string
 }
 
 // jsObject is an object literal with the spans of its properties.
@@ -85,6 +96,8 @@ func (f *jsFile) reparse() error {
 		return fmt.Errorf("%s: cannot parse as JavaScript: %w", f.name, err)
 	}
 	var obj *ast.ObjectLiteral
+	f.prelude = nil
+	f.consts = map[string]ast.Expression{}
 	for _, st := range prog.Body {
 		switch s := st.(type) {
 		case *ast.ExpressionStatement:
@@ -94,16 +107,46 @@ func (f *jsFile) reparse() error {
 					return fmt.Errorf("%s: %w", f.name, errShape)
 				}
 				obj = o
+				f.exportAt = lineStart(f.text, int(st.Idx0())-1)
 				continue
 			}
 			src := f.slice(st)
 			if strings.Contains(src, "exports") {
 				return fmt.Errorf("%s:%d: %w", f.name, f.line(int(st.Idx0())-1), errShape)
 			}
+			if _, directive := s.Expression.(*ast.StringLiteral); !directive {
+				f.prelude = append(f.prelude, preludeStmt{text: f.stmtLines(st)})
+			}
 		case *ast.VariableStatement, *ast.LexicalDeclaration, *ast.FunctionDeclaration, *ast.EmptyStatement, *ast.ClassDeclaration:
 			if strings.Contains(f.slice(st), "module.exports") {
 				return fmt.Errorf("%s:%d: %w", f.name, f.line(int(st.Idx0())-1), errShape)
 			}
+			ps := preludeStmt{text: f.stmtLines(st)}
+			switch s := st.(type) {
+			case *ast.VariableStatement:
+				ps.names = bindingNames(s.List)
+			case *ast.LexicalDeclaration:
+				ps.names = bindingNames(s.List)
+				if s.Token == token.CONST {
+					for _, b := range s.List {
+						if id, ok := b.Target.(*ast.Identifier); ok && b.Initializer != nil {
+							f.consts[id.Name.String()] = b.Initializer
+						}
+					}
+				}
+			case *ast.FunctionDeclaration:
+				if s.Function.Name != nil {
+					ps.names = []string{s.Function.Name.Name.String()}
+					f.consts[s.Function.Name.Name.String()] = s.Function
+				}
+			case *ast.ClassDeclaration:
+				if s.Class.Name != nil {
+					ps.names = []string{s.Class.Name.Name.String()}
+				}
+			case *ast.EmptyStatement:
+				continue
+			}
+			f.prelude = append(f.prelude, ps)
 		default:
 			return fmt.Errorf("%s:%d: %w", f.name, f.line(int(st.Idx0())-1), errShape)
 		}
@@ -361,7 +404,7 @@ func (f *jsFile) get(path []string) (node, bool) {
 }
 
 func (f *jsFile) nodeOf(p *jsProp) node {
-	n := node{src: f.text[p.valStart:p.valEnd], line: f.line(p.start), expr: p.value}
+	n := node{src: f.text[p.valStart:p.valEnd], line: f.line(p.start), expr: p.value, consts: f.consts}
 	switch {
 	case p.method:
 		n.kind = kindDynamic
@@ -823,4 +866,69 @@ func isPrefix(prefix, path []string) bool {
 		}
 	}
 	return true
+}
+
+func bindingNames(list []*ast.Binding) []string {
+	var out []string
+	for _, b := range list {
+		if id, ok := b.Target.(*ast.Identifier); ok {
+			out = append(out, id.Name.String())
+		}
+	}
+	return out
+}
+
+// stmtLines is the text of the whole lines a statement occupies.
+func (f *jsFile) stmtLines(st ast.Node) string {
+	a := lineStart(f.text, int(st.Idx0())-1)
+	// Comment lines right above the statement belong to it.
+	for a > 0 {
+		prev := lineStart(f.text, a-1)
+		l := strings.TrimSpace(f.text[prev : a-1])
+		if !strings.HasPrefix(l, "//") && !strings.HasPrefix(l, "/*") && !strings.HasPrefix(l, "*") {
+			break
+		}
+		a = prev
+	}
+	b := lineEnd(f.text, max(int(st.Idx1())-2, a))
+	return strings.TrimRight(f.text[a:b], "\n")
+}
+
+// carryPrelude copies the top-level declarations of src into f, before
+// its module.exports, so that values merged from src still find them. A
+// name declared differently in both files is refused.
+func (f *jsFile) carryPrelude(src *jsFile) error {
+	declared := map[string]string{}
+	for _, ps := range f.prelude {
+		for _, n := range ps.names {
+			declared[n] = ps.text
+		}
+	}
+	var add []string
+	for _, ps := range src.prelude {
+		same, clash := false, ""
+		for _, n := range ps.names {
+			if t, ok := declared[n]; ok {
+				if strings.TrimSpace(t) == strings.TrimSpace(ps.text) {
+					same = true
+				} else {
+					clash = n
+				}
+			}
+		}
+		if clash != "" {
+			return fmt.Errorf("%s: %q is declared in both %s and %s with different text; rename one, then run again", src.name, clash, src.name, f.name)
+		}
+		if !same {
+			add = append(add, ps.text)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	text := strings.Join(add, "\n") + "\n\n"
+	if f.exportAt > 0 && strings.TrimSpace(f.text[lineStart(f.text, f.exportAt-1):f.exportAt]) != "" {
+		text = "\n" + text // keep a comment above module.exports apart from what is added
+	}
+	return f.replace(f.exportAt, f.exportAt, text)
 }

@@ -97,10 +97,16 @@ func classify(n node) possible {
 	if n.expr == nil {
 		return possible{undef: true, null: true, object: true}
 	}
-	return classifyExpr(n.expr)
+	return classifyExpr(n.expr, n.consts, 0)
 }
 
-func classifyExpr(e ast.Expression) possible {
+// classifyExpr judges what an expression may evaluate to; identifiers of
+// the file's top-level constants are judged by their initializers.
+func classifyExpr(e ast.Expression, consts map[string]ast.Expression, depth int) possible {
+	if depth > 20 {
+		return possible{undef: true, null: true, object: true}
+	}
+	c := func(x ast.Expression) possible { return classifyExpr(x, consts, depth+1) }
 	switch e := e.(type) {
 	case *ast.StringLiteral, *ast.NumberLiteral, *ast.BooleanLiteral, *ast.RegExpLiteral,
 		*ast.ArrayLiteral, *ast.FunctionLiteral, *ast.ArrowFunctionLiteral, *ast.ClassLiteral:
@@ -117,6 +123,9 @@ func classifyExpr(e ast.Expression) possible {
 		if e.Name == "undefined" {
 			return possible{undef: true}
 		}
+		if init, ok := consts[e.Name.String()]; ok {
+			return c(init)
+		}
 	case *ast.DotExpression:
 		if isProcessEnv(e.Left) {
 			return possible{undef: true}
@@ -131,7 +140,7 @@ func classifyExpr(e ast.Expression) possible {
 			return possible{}
 		}
 	case *ast.BinaryExpression:
-		l, r := classifyExpr(e.Left), classifyExpr(e.Right)
+		l, r := c(e.Left), c(e.Right)
 		switch e.Operator {
 		case token.LOGICAL_OR, token.COALESCE:
 			return possible{undef: r.undef, null: r.null, object: l.object || r.object}
@@ -141,7 +150,7 @@ func classifyExpr(e ast.Expression) possible {
 			return possible{} // arithmetic, concatenation, comparison
 		}
 	case *ast.ConditionalExpression:
-		a, b := classifyExpr(e.Consequent), classifyExpr(e.Alternate)
+		a, b := c(e.Consequent), c(e.Alternate)
 		return possible{undef: a.undef || b.undef, null: a.null || b.null, object: a.object || b.object}
 	}
 	return possible{undef: true, null: true, object: true}

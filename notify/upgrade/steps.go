@@ -277,6 +277,16 @@ func mergeEnv(w *workspace, r role, env string) error {
 		if err != nil {
 			return err
 		}
+		if sj, ok := src.(*jsFile); ok && len(sj.prelude) > 0 {
+			dj, ok := dst.(*jsFile)
+			if !ok {
+				return fmt.Errorf("internal error: %s has declarations but %s is not JavaScript", f.rel, target)
+			}
+			if err := dj.carryPrelude(sj); err != nil {
+				return err
+			}
+			w.act("%s: its top-level declarations are copied into %s", f.rel, target)
+		}
 		if err := mergeInto(dst, src, nil); err != nil {
 			return err
 		}

@@ -1,6 +1,8 @@
+// the route's host name in production
+const host = process.env.NOTIFY_HTTP_HOST;
+
 module.exports = {
-  // the route's host name in production
-  httpHost: process.env.NOTIFY_HTTP_HOST,
+  httpHost: host,
   smtp: {
     host: 'smtp.prod.example.gov',
   },

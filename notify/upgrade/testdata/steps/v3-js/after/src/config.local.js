@@ -1,4 +1,8 @@
 // Local settings: written by the operations team.
+
+// The production mail domain, shared by several settings.
+const mailDomain = 'notify.example.gov';
+
 module.exports = {
   // production overrides the local host name
   httpHost: process.env.NOTIFY_HTTP_HOST ?? 'https://notify.example.gov',
@@ -31,7 +35,7 @@ module.exports = {
       secure: true,
     },
     inboundSmtpServer: {
-      domain: 'notify.example.gov',
+      domain: mailDomain,
       listeningSmtpPort: 2525,
     },
     bounce: {

@@ -1,3 +1,6 @@
+// The production mail domain, shared by several settings.
+const mailDomain = 'notify.example.gov';
+
 module.exports = {
   // production overrides the local host name
   httpHost: process.env.NOTIFY_HTTP_HOST,
@@ -7,7 +10,7 @@ module.exports = {
     secure: true,
   },
   inboundSmtpServer: {
-    domain: 'notify.example.gov',
+    domain: mailDomain,
     listeningSmtpPort: 2525,
     bounce: {
       unsubThreshold: 3,
