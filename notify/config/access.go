@@ -18,7 +18,8 @@ func (c *Config) RawMiddleware() map[string]any { return Clone(c.middlewareTree)
 func (c *Config) RawDatasource() map[string]any { return Clone(c.datasourceTree) }
 
 // Lookup returns the value at a dotted key path of the merged config
-// ("email.smtp.host") and whether it is present. Maps and slices are
+// ("email.smtp.host"; a numeric segment indexes an array) and whether it is
+// present. Maps and slices are
 // copies. A present null is (nil, true).
 func (c *Config) Lookup(path string) (any, bool) {
 	v, ok := lookup(c.tree, path)

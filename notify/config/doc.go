@@ -33,8 +33,9 @@
 //
 // .js files are CommonJS modules run in goja (package jsrt) with
 // process.env, and require limited to fs (readFileSync, existsSync), path,
-// os, process and a lodash subset; anything else is an error naming the
-// module. .ts files are transpiled with esbuild's Go API and then run the
+// os, process, a lodash subset, and files of the config directory by
+// relative path (.js, .json, .ts; the original's Helm chart uses that);
+// anything else is an error naming the module. .ts files are transpiled with esbuild's Go API and then run the
 // same way. Functions (oidc.isAdmin, oidc.isAuthorizedUser,
 // notification.broadcastCustomFilterFunctions.*._func, any other) become
 // Func values in the tree, callable concurrently: calls run on a pool of

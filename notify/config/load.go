@@ -278,6 +278,7 @@ func (l *loader) read(files []*layerFile) {
 		Size:        l.opts.JSPoolSize,
 		CallTimeout: l.opts.JSCallTimeout,
 		Log:         l.opts.Log,
+		Root:        l.opts.Dir,
 	})
 	l.pool = pool
 	if err != nil {

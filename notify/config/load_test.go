@@ -355,7 +355,8 @@ func TestScriptErrorsNameFileAndLine(t *testing.T) {
 		{"js runtime error", "src/config.local.js", "const x = 1;\n\nnull.foo;\nmodule.exports = {};\n", 3, "TypeError"},
 		{"js thrown error", "src/config.local.js", "\n\nthrow new Error('no secret');\n", 3, "no secret"},
 		{"require of an unavailable module", "src/config.local.js", "\nconst http = require('http');\n", 2, `require("http")`},
-		{"relative require", "src/config.local.js", "const s = require('./secrets.json');\n", 1, `require("./secrets.json")`},
+		{"relative require of a missing file", "src/config.local.js", "const s = require('./secrets.json');\n", 1, `Cannot find module './secrets.json'`},
+		{"relative require outside the config directory", "src/config.local.js", "\nconst s = require('../secrets.json');\n", 2, "only files in the config directory"},
 		{"unavailable lodash function", "src/config.local.js", "const _ = require('lodash');\nmodule.exports = {httpHost: _.camelCase('a b')};\n", 2, "lodash.camelCase is not available"},
 		{"ts syntax error", "src/config.local.ts", "const a: number = 1;\nmodule.exports = {\n  port: ,\n};\n", 3, "syntax error"},
 		{"ts runtime error points into the ts file", "src/config.local.ts", "interface A { b: string }\nconst a: A | null = null;\n\nconst c = (a as any).b;\nmodule.exports = {};\n", 4, "TypeError"},
@@ -1004,4 +1005,49 @@ func TestNewFromTrees(t *testing.T) {
 	if len(ps) != 1 || ps[0].File != "override 1" || ps[0].Path != "smtp" {
 		t.Fatalf("problems = %v", ps)
 	}
+}
+
+// TestRelativeRequireAsTheHelmChartDoes covers the original chart's layout:
+// its db.datasource.local.js is `module.exports =
+// require('./db.datasource.production.js')`.
+func TestRelativeRequireAsTheHelmChartDoes(t *testing.T) {
+	root := deployment(t, map[string]string{
+		"src/datasources/db.datasource.production.js": "module.exports = {\n  uri: `mongodb://${process.env.MONGODB_USER}:${process.env.MONGODB_PASSWORD}@${process.env.DATABASE_SERVICE_NAME}:${process.env.DB_PORT || 27017}/${process.env.MONGODB_DATABASE}?replicaSet=${process.env.MONGODB_REPLICA_SET_NAME}`\n};\n",
+		"src/datasources/db.datasource.local.js":      "module.exports = require('./db.datasource.production.js');\n",
+		"src/config.production.js":                    "module.exports = {\n  queue: {connection: {sentinels: [{host: process.env.REDIS_SERVICE_NAME}], name: 'mymaster', password: process.env.REDIS_PASSWORD}},\n};\n",
+		"src/config.local.js":                         "const shared = require('./shared');\nconst extra = require('./extra.json');\nmodule.exports = {httpHost: extra.host, oidc: {isAdmin: shared.isAdmin}};\n",
+		"src/shared.js":                               "let calls = 0;\nexports.isAdmin = function (u) { calls++; return u.admin === true; };\n",
+		"src/extra.json":                              `{"host": "https://notify.example"}`,
+	})
+	env := map[string]string{
+		"MONGODB_USER": "u", "MONGODB_PASSWORD": "p", "DATABASE_SERVICE_NAME": "mongo", "MONGODB_DATABASE": "notify-bc",
+		"MONGODB_REPLICA_SET_NAME": "rs0", "REDIS_SERVICE_NAME": "redis", "REDIS_PASSWORD": "rp",
+	}
+	c := mustLoad(t, root, "production", env)
+	if c.Datasource.URI != "mongodb://u:p@mongo:27017/notify-bc?replicaSet=rs0" {
+		t.Errorf("uri = %q", c.Datasource.URI)
+	}
+	q := c.Queue.Connection
+	if q == nil || q.Name != "mymaster" || q.Password != "rp" || len(q.Sentinels) != 1 || q.Sentinels[0] != (config.HostPort{Host: "redis", Port: 26379}) {
+		t.Errorf("queue = %+v", q)
+	}
+	if c.HTTPHost != "https://notify.example" {
+		t.Errorf("httpHost from a required JSON file = %q", c.HTTPHost)
+	}
+	for _, admin := range []bool{true, false} {
+		if got, err := c.OIDC.IsAdmin(map[string]any{"admin": admin}); err != nil || got != admin {
+			t.Errorf("isAdmin from a required module = %v, %v", got, err)
+		}
+	}
+	t.Run("an error in a required file names that file and line", func(t *testing.T) {
+		root := deployment(t, map[string]string{
+			"src/config.local.js": "module.exports = require('./broken');\n",
+			"src/broken.js":       "const a = 1;\n\nthrow new Error('broken on purpose');\n",
+		})
+		_, err := load(t, root, "", nil)
+		ps := problems(t, err)
+		if len(ps) != 1 || filepath.Base(ps[0].File) != "broken.js" || ps[0].Line != 3 || !strings.Contains(ps[0].Message, "broken on purpose") {
+			t.Fatalf("problems = %v", ps)
+		}
+	})
 }

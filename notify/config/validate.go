@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -99,16 +100,25 @@ var schema = map[string]any{
 	},
 }
 
-// lookup finds a dotted path in a tree.
+// lookup finds a dotted path in a tree; a numeric segment indexes an array
+// ("queue.connection.sentinels.0.host").
 func lookup(tree map[string]any, path string) (any, bool) {
 	var cur any = tree
 	for _, k := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return nil, false
-		}
-		cur, ok = m[k]
-		if !ok {
+		switch c := cur.(type) {
+		case map[string]any:
+			v, ok := c[k]
+			if !ok {
+				return nil, false
+			}
+			cur = v
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil, false
+			}
+			cur = c[i]
+		default:
 			return nil, false
 		}
 	}

@@ -195,7 +195,8 @@ type Queue struct {
 }
 
 // QueueConnection is queue.connection: ioredis options. The common ones are
-// typed; Raw keeps everything as written.
+// typed; Raw keeps everything as written. With Sentinels, Host and Port
+// (which keep their defaults, as the original's merge does) are not used.
 type QueueConnection struct {
 	Host             string // default 127.0.0.1 when absent
 	Port             int    // default 6379 when absent

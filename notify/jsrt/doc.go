@@ -27,8 +27,12 @@
 //     whatever the encoding argument, as there is no Buffer), "os"
 //     (hostname, platform, EOL, tmpdir, homedir), "process", and a "lodash"
 //     subset (see lodashSubset) because the original's documentation uses
-//     lodash in custom filter functions. Any other name, relative paths
-//     included, is an error naming the module and the list above.
+//     lodash in custom filter functions. Relative (and absolute) paths load
+//     .js, .json and .ts files below Options.Root, the config directory —
+//     the original's Helm chart has db.datasource.local.js require
+//     ./db.datasource.production.js — each file once per runtime, as
+//     Node's module cache does. Any other name is an error naming the
+//     module and the list above.
 //
 // TypeScript (.ts) is transpiled to CommonJS with esbuild's Go API
 // (TranspileTS) with an inline source map, so error lines point into the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -92,12 +93,15 @@ func jsError(rt *goja.Runtime, msg string) *goja.Object {
 	return e
 }
 
-// requireFunc is the require of one module. Modules are built once per
-// runtime and shared between the files evaluated in it, as in Node.
-func (v *vm) requireFunc() goja.Value {
+// requireFunc is the require of a module in dir. Modules are built once
+// per runtime and shared between the files evaluated in it, as in Node.
+func (v *vm) requireFunc(dir string) goja.Value {
 	rt := v.rt
 	return rt.ToValue(func(call goja.FunctionCall) goja.Value {
 		name := call.Argument(0).String()
+		if strings.HasPrefix(name, "./") || strings.HasPrefix(name, "../") || strings.HasPrefix(name, "/") {
+			return v.requireFile(dir, name)
+		}
 		name = strings.TrimPrefix(name, "node:")
 		switch name {
 		case "fs":
@@ -114,6 +118,92 @@ func (v *vm) requireFunc() goja.Value {
 		panic(jsError(rt, fmt.Sprintf("require(%q): module not available in govkit config files; available: %s",
 			call.Argument(0).String(), strings.Join(Modules, ", "))))
 	})
+}
+
+// requireFile loads a .js, .json or .ts file below the pool's root, with
+// Node's resolution (the exact name, then with .js, .json, .ts appended,
+// then index.js in a directory).
+func (v *vm) requireFile(dir, name string) goja.Value {
+	rt := v.rt
+	root := v.pool.root
+	if root == "" {
+		panic(jsError(rt, fmt.Sprintf("require(%q): requiring files is not available here", name)))
+	}
+	base := filepath.Clean(filepath.Join(dir, name))
+	if strings.HasPrefix(name, "/") {
+		base = filepath.Clean(name)
+	}
+	if rel, err := filepath.Rel(root, base); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		panic(jsError(rt, fmt.Sprintf("require(%q): only files in the config directory %s may be required", name, root)))
+	}
+	var file string
+	for _, c := range []string{base, base + ".js", base + ".json", base + ".ts", filepath.Join(base, "index.js")} {
+		if st, err := os.Stat(c); err == nil && !st.IsDir() {
+			file = c
+			break
+		}
+	}
+	if file == "" {
+		e := jsError(rt, fmt.Sprintf("Cannot find module '%s'", name))
+		_ = e.Set("code", "MODULE_NOT_FOUND")
+		panic(e)
+	}
+	if m, ok := v.cache[file]; ok {
+		return m.Get("exports")
+	}
+	if filepath.Ext(file) == ".json" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			panic(jsError(rt, fmt.Sprintf("require(%q): %v", name, err)))
+		}
+		parse, _ := goja.AssertFunction(rt.Get("JSON").(*goja.Object).Get("parse"))
+		val, err := parse(goja.Undefined(), rt.ToValue(string(b)))
+		if err != nil {
+			panic(jsError(rt, fmt.Sprintf("%s: invalid JSON: %v", file, err)))
+		}
+		module := rt.NewObject()
+		_ = module.Set("exports", val)
+		v.cache[file] = module
+		return val
+	}
+	prog, err := v.pool.compileFile(file)
+	if err != nil {
+		panic(jsError(rt, err.Error()))
+	}
+	exp, err := v.evalModule(file, prog)
+	if err != nil {
+		var ex *goja.Exception
+		if errors.As(err, &ex) {
+			panic(ex)
+		}
+		panic(jsError(rt, err.Error()))
+	}
+	return exp
+}
+
+// compileFile compiles a required file once for all runtimes.
+func (p *Pool) compileFile(file string) (*goja.Program, error) {
+	p.fileMu.Lock()
+	defer p.fileMu.Unlock()
+	if prog, ok := p.compiled[file]; ok {
+		return prog, nil
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	code := string(b)
+	if filepath.Ext(file) == ".ts" {
+		if code, err = TranspileTS(file, code); err != nil {
+			return nil, err
+		}
+	}
+	prog, err := compileModule(Source{Name: file, Code: code})
+	if err != nil {
+		return nil, err
+	}
+	p.compiled[file] = prog
+	return prog, nil
 }
 
 func (v *vm) cached(name string, build func() *goja.Object) goja.Value {

@@ -40,6 +40,9 @@ type Options struct {
 	// Log receives console output of the modules (level is log, info, warn,
 	// error or debug). Nil discards it.
 	Log func(level, msg string)
+	// Root is the directory below which modules may require other files
+	// by relative path ("./db.datasource.production.js"); "" allows none.
+	Root string
 }
 
 // Error is a JavaScript error located in a file.
@@ -70,6 +73,10 @@ type Pool struct {
 	idle    chan *vm
 	mu      sync.Mutex
 	created int
+
+	root     string // absolute Options.Root
+	fileMu   sync.Mutex
+	compiled map[string]*goja.Program // required files by absolute path
 }
 
 // New compiles and evaluates the sources and returns the pool and the value
@@ -83,7 +90,10 @@ func New(sources []Source, opts Options) (*Pool, []any, error) {
 	if opts.CallTimeout <= 0 {
 		opts.CallTimeout = 30 * time.Second
 	}
-	p := &Pool{sources: sources, opts: opts, idle: make(chan *vm, opts.Size)}
+	p := &Pool{sources: sources, opts: opts, idle: make(chan *vm, opts.Size), compiled: map[string]*goja.Program{}}
+	if opts.Root != "" {
+		p.root, _ = filepath.Abs(opts.Root)
+	}
 	var errs []error
 	p.progs = make([]*goja.Program, len(sources))
 	for i, s := range sources {
@@ -215,12 +225,14 @@ type vm struct {
 	rt      *goja.Runtime
 	exports []goja.Value // module.exports per source; nil when it failed
 	loop    *loop
-	modules map[string]*goja.Object
+	modules map[string]*goja.Object // built-in modules by name
+	cache   map[string]*goja.Object // file modules by absolute path
+	pool    *Pool
 }
 
 func (p *Pool) newVM() (*vm, []error) {
 	rt := goja.New()
-	v := &vm{rt: rt, exports: make([]goja.Value, len(p.sources)), loop: &loop{}}
+	v := &vm{rt: rt, exports: make([]goja.Value, len(p.sources)), loop: &loop{}, cache: map[string]*goja.Object{}, pool: p}
 	v.installGlobals(p.opts)
 	var errs []error
 	for i, prog := range p.progs {
@@ -240,28 +252,10 @@ func (p *Pool) newVM() (*vm, []error) {
 }
 
 func (v *vm) runModule(s Source, prog *goja.Program) (goja.Value, error) {
-	rt := v.rt
-	wrapper, err := rt.RunProgram(prog)
+	exp, err := v.evalModule(s.Name, prog)
 	if err != nil {
 		return nil, runtimeError(s.Name, err)
 	}
-	fn, ok := goja.AssertFunction(wrapper)
-	if !ok {
-		return nil, &Error{File: s.Name, Message: "module wrapper is not a function"}
-	}
-	module := rt.NewObject()
-	exports := rt.NewObject()
-	_ = module.Set("exports", exports)
-	abs, _ := filepath.Abs(s.Name)
-	dir := filepath.Dir(abs)
-	req := v.requireFunc()
-	_ = module.Set("filename", abs)
-	_ = module.Set("id", abs)
-	_ = module.Set("require", req)
-	if _, err := fn(exports, exports, req, module, rt.ToValue(abs), rt.ToValue(dir)); err != nil {
-		return nil, runtimeError(s.Name, err)
-	}
-	exp := module.Get("exports")
 	// An ES module transpiled from TypeScript ("export default {…}") puts
 	// the config under exports.default.
 	if obj, ok := exp.(*goja.Object); ok {
@@ -272,6 +266,41 @@ func (v *vm) runModule(s Source, prog *goja.Program) (goja.Value, error) {
 		}
 	}
 	return exp, nil
+}
+
+// evalModule runs a compiled module once per runtime, Node-style: the
+// module object is cached by absolute path before it runs, so a file that
+// is both a config layer and required by another layer (the Helm chart's
+// db.datasource.local.js requires db.datasource.production.js) is one
+// module, and circular requires see partial exports instead of looping.
+func (v *vm) evalModule(name string, prog *goja.Program) (goja.Value, error) {
+	rt := v.rt
+	abs, _ := filepath.Abs(name)
+	if m, ok := v.cache[abs]; ok {
+		return m.Get("exports"), nil
+	}
+	wrapper, err := rt.RunProgram(prog)
+	if err != nil {
+		return nil, err
+	}
+	fn, ok := goja.AssertFunction(wrapper)
+	if !ok {
+		return nil, fmt.Errorf("%s: module wrapper is not a function", name)
+	}
+	module := rt.NewObject()
+	exports := rt.NewObject()
+	_ = module.Set("exports", exports)
+	dir := filepath.Dir(abs)
+	req := v.requireFunc(dir)
+	_ = module.Set("filename", abs)
+	_ = module.Set("id", abs)
+	_ = module.Set("require", req)
+	v.cache[abs] = module
+	if _, err := fn(exports, exports, req, module, rt.ToValue(abs), rt.ToValue(dir)); err != nil {
+		delete(v.cache, abs)
+		return nil, err
+	}
+	return module.Get("exports"), nil
 }
 
 func (p *Pool) acquire() *vm {

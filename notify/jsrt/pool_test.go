@@ -3,6 +3,8 @@ package jsrt_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -266,5 +268,50 @@ func TestThrowingGetterIsAnErrorNotACrash(t *testing.T) {
 	var je *jsrt.Error
 	if !errors.As(err, &je) || !strings.Contains(je.Message, "no port") || je.File != "g.js" || je.Line != 2 {
 		t.Fatalf("err = %#v", err)
+	}
+}
+
+func TestRelativeRequire(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("lib.js", "exports.double = function (x) { return 2 * x; };\n")
+	write("data.json", `{"n": 21}`)
+	write("typed.ts", "export const triple = (x: number): number => 3 * x;\n")
+	write("main.js", "const lib = require('./lib');\nconst d = require('./data.json');\nconst t = require('./typed');\nmodule.exports = {n: lib.double(d.n), f: lib.double, g: t.triple, same: require('./lib.js') === lib};\n")
+	src, _ := os.ReadFile(filepath.Join(dir, "main.js"))
+	_, vals, err := jsrt.New([]jsrt.Source{{Name: filepath.Join(dir, "main.js"), Code: string(src)}}, jsrt.Options{Root: dir, Size: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := vals[0].(map[string]any)
+	if m["n"] != 42.0 || m["same"] != true {
+		t.Fatalf("exports = %v", m)
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			if got, err := m["f"].(jsrt.Func)(g); err != nil || got != float64(2*g) {
+				t.Errorf("double(%d) = %v, %v", g, got, err)
+			}
+			if got, err := m["g"].(jsrt.Func)(g); err != nil || got != float64(3*g) {
+				t.Errorf("triple(%d) = %v, %v", g, got, err)
+			}
+		}(g)
+	}
+	wg.Wait()
+
+	_, _, err = jsrt.New([]jsrt.Source{{Name: filepath.Join(dir, "x.js"), Code: "require('./lib');"}}, jsrt.Options{})
+	if err == nil || !strings.Contains(err.Error(), "not available") {
+		t.Fatalf("without Root: %v", err)
+	}
+	_, _, err = jsrt.New([]jsrt.Source{{Name: filepath.Join(dir, "x.js"), Code: "require('/etc/passwd');"}}, jsrt.Options{Root: dir})
+	if err == nil || !strings.Contains(err.Error(), "only files in the config directory") {
+		t.Fatalf("outside Root: %v", err)
 	}
 }
