@@ -407,7 +407,7 @@ func (l *loader) decode(c *Config) {
 	c.Datasource.URI = dr.str("uri")
 	c.Datasource.Options = map[string]any{}
 	for k, v := range c.datasourceTree {
-		if k != "uri" && k != "name" && k != "connector" {
+		if k != "uri" && k != "name" && k != "connector" && k != "dbPath" {
 			c.Datasource.Options[k] = v
 		}
 	}

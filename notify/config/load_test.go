@@ -640,7 +640,7 @@ func TestDatasource(t *testing.T) {
 			}
 		})
 	}
-	for _, key := range []string{"name", "connector"} {
+	for _, key := range []string{"name", "connector", "dbPath"} {
 		t.Run(key+" is ignored with a warning", func(t *testing.T) {
 			root := deployment(t, map[string]string{"src/datasources/db.datasource.local.json": `{"uri": "mongodb://h/db", "` + key + `": "mongodb"}`})
 			c := mustLoad(t, root, "", nil)

@@ -45,6 +45,14 @@ var deprecated = map[string]string{
 	"defaultSmtp":                               "removed in version 6: without email.smtp, `govkit dev` uses its mail catcher and `serve` the public test mail service; ignored",
 }
 
+func deprecatedKeys() map[string]any {
+	m := make(map[string]any, len(deprecated))
+	for k := range deprecated {
+		m[k] = nil
+	}
+	return m
+}
+
 // bottleneckKeys are throttle options of the Bottleneck library of
 // version 5 that version 6 dropped without replacement.
 var bottleneckKeys = []string{"id", "maxConcurrent", "jobExpiration", "highWater", "strategy", "penalty",
@@ -144,9 +152,9 @@ func (l *loader) checkConfigKeys(f *layerFile) {
 		l.problem(Problem{File: f.path, Path: r.Path, Message: msg + "; " + upgradeAdvice(r.From)})
 		handled[r.Path] = true
 	}
-	for p, msg := range deprecated {
+	for _, p := range sortedKeys(deprecatedKeys()) {
 		if _, ok := lookup(f.tree, p); ok {
-			l.warn(Problem{File: f.path, Path: p, Message: msg})
+			l.warn(Problem{File: f.path, Path: p, Message: deprecated[p]})
 			handled[p] = true
 		}
 	}
@@ -274,6 +282,8 @@ func (l *loader) checkDatasourceKeys(f *layerFile) {
 			l.problem(Problem{File: f.path, Path: k, Message: "not supported since version 5: put the address and database in uri (mongodb://host:port/database); " + upgradeAdvice(4)})
 		case "name", "connector":
 			l.warn(Problem{File: f.path, Path: k, Message: "dropped in version 5 (there is only the MongoDB connector); ignored"})
+		case "dbPath":
+			l.warn(Problem{File: f.path, Path: k, Message: "the original's in-memory database directory; without uri govkit keeps its embedded store in the data directory (--data-dir); ignored"})
 		default:
 			if !datasourceDriverOptions[k] {
 				l.warn(Problem{File: f.path, Path: k, Message: "unknown datasource option, ignored"})
