@@ -355,7 +355,35 @@ func (s *Server) RotateKey() (string, error) {
 // header typ "JWT" and kid. Tests use it to mint tokens the flows would not
 // issue, such as expired ones or ones with odd claims.
 func (s *Server) Sign(claims any) (string, error) {
-	return s.store.keys.sign(claims)
+	return s.store.keys.sign(nil, claims)
+}
+
+// SignWithHeader is Sign with header fields set or replaced: "kid" (a
+// string; an unknown kid makes a token no JWKS entry verifies), "typ" (nil
+// drops it) or any other; "alg" cannot be changed. The signature is always
+// the current key's.
+func (s *Server) SignWithHeader(header map[string]any, claims any) (string, error) {
+	return s.store.keys.sign(header, claims)
+}
+
+// AccessTokenClaims returns the claims the provider puts in an access token
+// for subject at clientID, valid from now for the configured lifetime, for
+// tests to change and pass to Sign.
+func (s *Server) AccessTokenClaims(subject, clientID string) map[string]any {
+	now := time.Now()
+	return map[string]any{
+		"iss":       s.issuer,
+		"sub":       subject,
+		"aud":       []string{clientID},
+		"azp":       clientID,
+		"client_id": clientID,
+		"exp":       now.Add(s.store.cfg.AccessTokenLifetime).Unix(),
+		"iat":       now.Unix(),
+		"nbf":       now.Unix(),
+		"jti":       randomID(),
+		"typ":       "Bearer",
+		"scope":     "openid profile email",
+	}
 }
 
 // PublicKey returns the current signing key's public half.

@@ -529,6 +529,31 @@ func TestProvider(t *testing.T) {
 				t.Errorf("%v %v", h, p)
 			}
 		}},
+		{"SignWithHeader sets kid and typ and keeps alg", func(t *testing.T, e *env) {
+			claims := e.idp.AccessTokenClaims(admin.Subject, clientID)
+			tok, err := e.idp.SignWithHeader(map[string]any{"typ": "at+jwt"}, claims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, p := e.jwtParts(tok)
+			if h["typ"] != "at+jwt" || h["alg"] != "RS256" || h["kid"] != e.idp.KeyID() || p["typ"] != "Bearer" || p["azp"] != clientID || p["iss"] != e.idp.Issuer() {
+				t.Errorf("%v %v", h, p)
+			}
+			tok, err = e.idp.SignWithHeader(map[string]any{"typ": nil, "kid": "unknown-kid"}, claims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := oidc.NewRemoteKeySet(e.ctx, e.idp.Issuer()+"/protocol/openid-connect/certs").VerifySignature(e.ctx, tok); err == nil {
+				t.Error("a token with an unknown kid verified")
+			}
+			raw, _ := base64.RawURLEncoding.DecodeString(strings.SplitN(tok, ".", 2)[0])
+			if strings.Contains(string(raw), `"typ"`) || !strings.Contains(string(raw), `"kid":"unknown-kid"`) {
+				t.Errorf("header %s", raw)
+			}
+			if _, err := e.idp.SignWithHeader(map[string]any{"alg": "none"}, claims); err == nil {
+				t.Error("alg was changed")
+			}
+		}},
 		{"logs never hold a password, code or token (checked after all cases)", func(t *testing.T, e *env) {
 			f := e.startLogin()
 			e.submit(f, url.Values{"username": {"admin"}, "password": {"not-the-password"}})

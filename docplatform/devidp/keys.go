@@ -15,7 +15,6 @@ import (
 	"sync"
 
 	jose "github.com/go-jose/go-jose/v4"
-	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
 // signingKey is an RSA key pair with its kid, the RFC 7638 thumbprint of
@@ -158,12 +157,36 @@ func writeKey(file string, priv *rsa.PrivateKey) error {
 	return nil
 }
 
-func (kr *keyring) sign(claims any) (string, error) {
+func (kr *keyring) sign(header map[string]any, claims any) (string, error) {
 	payload, err := json.Marshal(claims)
 	if err != nil {
 		return "", fmt.Errorf("devidp: sign: %w", err)
 	}
-	signer, err := op.SignerFromKey(kr.current())
+	cur := kr.current()
+	kid := cur.id
+	opts := &jose.SignerOptions{}
+	opts.WithType("JWT")
+	for k, v := range header {
+		switch k {
+		case "alg":
+			return "", errors.New("devidp: sign: alg is always RS256")
+		case "kid":
+			s, ok := v.(string)
+			if !ok {
+				return "", errors.New("devidp: sign: kid must be a string")
+			}
+			kid = s
+		case "typ":
+			if v == nil {
+				delete(opts.ExtraHeaders, jose.HeaderType)
+				continue
+			}
+			opts.WithHeader(jose.HeaderType, v)
+		default:
+			opts.WithHeader(jose.HeaderKey(k), v)
+		}
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: &jose.JSONWebKey{Key: cur.priv, KeyID: kid}}, opts)
 	if err != nil {
 		return "", fmt.Errorf("devidp: sign: %w", err)
 	}
