@@ -124,3 +124,54 @@ func ParseNodeRole(v string) (NodeRole, error) {
 	}
 	return "", fmt.Errorf("NOTIFYBC_NODE_ROLE=%q: must be unset, primary or secondary", v)
 }
+
+// Redacted returns the merged config for display (a start-up dump, a debug
+// page): secrets — any key whose name says pass, secret, token or key, such
+// as email.smtp.auth.pass, sms.providerSettings.twilio.authToken,
+// tls.key — are replaced by "***", and functions by "[function]".
+func (c *Config) Redacted() map[string]any { return Redact(c.tree) }
+
+// Redact is Redacted for any tree (RawDatasource, whose uri may hold a
+// password, or RawMiddleware).
+func Redact(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	return redact(m).(map[string]any)
+}
+
+func redact(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if secretKey(k) && e != nil {
+				if _, isMap := e.(map[string]any); !isMap {
+					out[k] = "***"
+					continue
+				}
+			}
+			out[k] = redact(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = redact(e)
+		}
+		return out
+	case Func:
+		return "[function]"
+	}
+	return v
+}
+
+func secretKey(k string) bool {
+	l := strings.ToLower(k)
+	for _, s := range []string{"pass", "secret", "token", "key", "private", "credential"} {
+		if strings.Contains(l, s) {
+			return true
+		}
+	}
+	return l == "cert" || l == "ca" || l == "uri"
+}

@@ -1051,3 +1051,31 @@ func TestRelativeRequireAsTheHelmChartDoes(t *testing.T) {
 		}
 	})
 }
+
+func TestRedactedHidesSecrets(t *testing.T) {
+	c, err := config.New(map[string]any{
+		"email": map[string]any{"smtp": map[string]any{"host": "smtp.example", "auth": map[string]any{"user": "u", "pass": "p"}}},
+		"sms":   map[string]any{"providerSettings": map[string]any{"twilio": map[string]any{"accountSid": "sid", "authToken": "t"}, "swift": map[string]any{"accountKey": "k", "notifyBCSwiftKey": "sk"}}},
+		"queue": map[string]any{"connection": map[string]any{"password": "rp", "sentinelPassword": "sp"}},
+		"tls":   map[string]any{"key": "PEM"},
+		"oidc":  map[string]any{"isAdmin": config.Func(func(...any) (any, error) { return true, nil })},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(c.Redacted())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	for _, secret := range []string{`"p"`, `"t"`, `"k"`, `"sk"`, `"rp"`, `"sp"`, `"PEM"`} {
+		if strings.Contains(text, secret) {
+			t.Errorf("%s visible in %s", secret, text)
+		}
+	}
+	for _, shown := range []string{`"smtp.example"`, `"user":"u"`, `"accountSid":"sid"`, `"isAdmin":"[function]"`, `"restApiRoot":"/api"`} {
+		if !strings.Contains(text, shown) {
+			t.Errorf("%s missing from %s", shown, text)
+		}
+	}
+}
