@@ -201,8 +201,16 @@ func (l *loader) origin(path string) string {
 func (l *loader) decode(c *Config) {
 	r := &reader{tree: c.tree, origin: l.origin}
 	c.RestAPIRoot = r.str("restApiRoot")
+	// The original listens on port ?? 3000 and host ?? '0.0.0.0', so a null
+	// in a config file means the default, not port 0.
 	c.Host = r.str("host")
+	if _, ok := r.get("host"); !ok {
+		c.Host = "0.0.0.0"
+	}
 	c.Port = r.integer("port")
+	if _, ok := r.get("port"); !ok {
+		c.Port = 3000
+	}
 	if c.Port < 0 || c.Port > 65535 {
 		r.bad("port", "must be between 0 and 65535")
 	}

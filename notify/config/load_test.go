@@ -891,6 +891,16 @@ func TestMerge(t *testing.T) {
 	})
 }
 
+func TestNullPortAndHostMeanTheDefaults(t *testing.T) {
+	c, err := config.New(map[string]any{"port": nil, "host": nil})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Port != 3000 || c.Host != "0.0.0.0" {
+		t.Fatalf("port %d host %q", c.Port, c.Host)
+	}
+}
+
 func TestNodeEnvIsVisibleToScripts(t *testing.T) {
 	root := deployment(t, map[string]string{"src/config.production.js": `module.exports = {httpHost: process.env.NODE_ENV}`})
 	if c := mustLoad(t, root, "production", nil); c.HTTPHost != "production" {
