@@ -102,6 +102,9 @@ func Load(opts Options) (*Config, error) {
 		opts.CertsDir = filepath.Join(opts.Dir, "..", "server", "certs")
 	}
 	l := &loader{opts: opts, locators: map[string]*jsrt.Locator{}}
+	if st, err := os.Stat(opts.Dir); err != nil || !st.IsDir() {
+		l.warn(Problem{File: opts.Dir, Message: "config directory not found: running on the built-in defaults"})
+	}
 	l.checkV1Layout()
 	l.checkBaseFiles()
 

@@ -891,6 +891,16 @@ func TestMerge(t *testing.T) {
 	})
 }
 
+func TestMissingConfigDirectoryIsAWarning(t *testing.T) {
+	c, err := config.Load(config.Options{Dir: filepath.Join(t.TempDir(), "nope")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0].Message, "config directory not found") {
+		t.Fatalf("warnings = %v", c.Warnings)
+	}
+}
+
 func TestNullPortAndHostMeanTheDefaults(t *testing.T) {
 	c, err := config.New(map[string]any{"port": nil, "host": nil})
 	if err != nil {
