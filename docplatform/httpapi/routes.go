@@ -42,8 +42,10 @@ func (rt *Route) pattern() string {
 func (s *Server) Routes() []Route { return slices.Clone(s.routes) }
 
 // routeTable declares every route with its access level beside its handler.
+// The group-scoped resources (groups, documents, workflows, OCR results,
+// review sessions, audit log) declare theirs in resourceRoutes.
 func (s *Server) routeTable() []Route {
-	return []Route{
+	return append(s.resourceRoutes(), []Route{
 		{"GET", "/api/health", Public(), limitNone, s.health},
 
 		{"GET", "/api/auth/login", Public(), limitLogin, s.login},
@@ -59,7 +61,7 @@ func (s *Server) routeTable() []Route {
 
 		{"OPTIONS", "/", Public(), limitGlobal, s.preflight},
 		{"", "/", Public(), limitGlobal, s.notFound},
-	}
+	}...)
 }
 
 // notFound answers requests no route matches: 405 with Allow when the path
