@@ -533,3 +533,16 @@ func TestManyUsersLogInAtOnce(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Providers that send no email (some identity providers behind Keycloak
+// do not) still let the user in; the original refused them.
+func TestUserWithoutEmailCanSignIn(t *testing.T) {
+	h := newHarness(t)
+	c := h.login(ssotest.User{Subject: "no-mail", Name: "Nomail", PreferredUsername: "nomail"})
+	var me struct{ Sub, Email, Name string }
+	readJSON(t, h.do(c, request{method: "GET", path: "/api/auth/me"}), &me)
+	if me.Sub != "no-mail" || me.Email != "" || me.Name != "Nomail" {
+		t.Errorf("me %+v", me)
+	}
+	h.login(ssotest.User{Subject: "no-mail-2"}) // a second user without email: no conflict
+}

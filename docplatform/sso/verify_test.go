@@ -34,7 +34,7 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-func newClient(t *testing.T, p *ssotest.Provider, clk *clock) *sso.Client {
+func newClient(t testing.TB, p *ssotest.Provider, clk *clock) *sso.Client {
 	t.Helper()
 	cfg := sso.Config{Issuer: p.Issuer, ClientID: p.ClientID, ClientSecret: p.ClientSecret, RedirectURL: "http://127.0.0.1/api/auth/callback"}
 	if clk != nil {

@@ -89,3 +89,24 @@ func TestOverLoopback(t *testing.T) {
 		})
 	}
 }
+
+// Whatever the header says, the answer is an address from the request (the
+// peer or one of the header's entries) and nothing panics.
+func FuzzClientIP(f *testing.F) {
+	f.Add("10.0.0.0/8", "10.1.2.3:80", "198.51.100.1, 10.2.2.2")
+	f.Add("", "203.0.113.7:5555", "1.1.1.1")
+	f.Add("fd00::/8", "[fd00::1]:443", "[2001:db8::5]:80, ,x")
+	f.Fuzz(func(t *testing.T, trusted, remote, xff string) {
+		r, err := clientip.Parse(trusted)
+		if err != nil {
+			return
+		}
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RemoteAddr = remote
+		req.Header.Set("X-Forwarded-For", xff)
+		got := r.ClientIP(req)
+		if got == "" && remote != "" {
+			t.Fatalf("empty client IP for remote %q", remote)
+		}
+	})
+}

@@ -1,0 +1,86 @@
+package platform_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/docplatform/platform"
+	"github.com/govkit/govkit/docplatform/sso/ssotest"
+)
+
+// TestServeChild is the server process of TestServeStopsOnSIGTERM; it runs
+// only when that test starts it.
+func TestServeChild(t *testing.T) {
+	if os.Getenv("GOVKIT_SERVE_CHILD") != "1" {
+		t.Skip("started by TestServeStopsOnSIGTERM only")
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
+	defer stop()
+	os.Exit(platform.Serve(ctx, []string{"--data-dir", os.Getenv("GOVKIT_SERVE_DIR"), "--listen", "127.0.0.1:0"}, os.Getenv, os.Stdout, os.Stderr))
+}
+
+// A real process gets a real SIGTERM: it stops serving and exits 0.
+func TestServeStopsOnSIGTERM(t *testing.T) {
+	idp := ssotest.New(t)
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChild$")
+	cmd.Env = append(os.Environ(),
+		"GOVKIT_SERVE_CHILD=1", "GOVKIT_SERVE_DIR="+dir,
+		"SSO_AUTH_SERVER_URL="+idp.Server.URL, "SSO_REALM=test",
+		"SSO_CLIENT_ID="+idp.ClientID, "SSO_CLIENT_SECRET="+idp.ClientSecret,
+		"SSO_REDIRECT_URI=http://127.0.0.1/api/auth/callback", "FRONTEND_URL=http://127.0.0.1:3000",
+		"COOKIE_SECRET="+strings.Repeat("s", 32), "DATABASE_URL="+filepath.Join(dir, "p.db"))
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if i := strings.Index(sc.Text(), "listening on "); i >= 0 {
+				lines <- sc.Text()[i+len("listening on "):]
+			}
+		}
+	}()
+	var base string
+	select {
+	case base = <-lines:
+	case <-time.After(60 * time.Second):
+		t.Fatal("child never listened")
+	}
+	resp, err := http.Get(base + "/api/health")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("health: %s", resp.Status)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("child did not exit after SIGTERM")
+	}
+}
