@@ -14,7 +14,10 @@
 //
 // Fixed windows were chosen over a sliding algorithm because they are what
 // the original services did (so limits mean the same), they cost one INCR in
-// Redis, and Retry-After is exact: the time until the window ends.
+// Redis, and Retry-After is exact: the time until the window ends. For the
+// same reasons the Redis store is a short Lua script of our own rather than
+// redis_rate (GCRA): the failure budget needs "peek without counting" and
+// "reset", and both stores must count alike.
 package ratelimit
 
 import (
