@@ -477,3 +477,17 @@ func TestBodyLimit(t *testing.T) {
 		t.Fatalf("%s", resp.Status)
 	}
 }
+
+func TestRouteMaxBodyRaisesTheLimitForOneRoute(t *testing.T) {
+	w := newWorld(t, func(s *setup) {
+		s.maxBody = 64
+		s.routeMaxBody = map[string]int64{"POST /test/documents": 4096}
+	})
+	big := `{"groupId":"` + w.alpha + `","pad":"` + strings.Repeat("x", 100) + `"}`
+	if resp := w.do(nil, request{method: "POST", path: "/test/documents", body: big, header: map[string]string{"X-API-Key": w.key}}); resp.StatusCode != 200 {
+		t.Fatalf("raised route: %s", resp.Status)
+	}
+	if resp := w.do(w.admin, request{method: "POST", path: "/api/api-key", body: big, header: map[string]string{"X-CSRF-Token": w.csrf(w.admin)}}); resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("other route keeps the default limit: %s", resp.Status)
+	}
+}

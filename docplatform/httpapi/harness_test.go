@@ -85,6 +85,8 @@ type setup struct {
 	refresh  int
 	failures int
 	maxBody  int64
+	// routeMaxBody is Options.RouteMaxBody.
+	routeMaxBody map[string]int64
 }
 
 func newHarness(t testing.TB, opts ...func(*setup)) *harness {
@@ -132,7 +134,7 @@ func newHarness(t testing.TB, opts ...func(*setup)) *harness {
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.failures, Window: time.Minute},
 		Counters:       cfg.counters, ClientIP: resolver,
 		Logger: slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:    h.clock.Now, MaxBody: cfg.maxBody, LastUseFlush: 20 * time.Millisecond,
+		Now:    h.clock.Now, MaxBody: cfg.maxBody, RouteMaxBody: cfg.routeMaxBody, LastUseFlush: 20 * time.Millisecond,
 		Routes: probeRoutes(),
 	})
 	if err != nil {

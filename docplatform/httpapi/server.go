@@ -63,6 +63,10 @@ type Options struct {
 	LastUseFlush time.Duration
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
+	// RouteMaxBody raises or lowers MaxBody for single routes, keyed by
+	// "METHOD /pattern" as in the route table (uploads need more than a
+	// JSON body).
+	RouteMaxBody map[string]int64
 
 	// Routes are added to the platform's own (resource packages register
 	// theirs here); each must declare its access level.
@@ -144,13 +148,27 @@ func New(o Options) (*Server, error) {
 		if rt.Access.Level == undeclared {
 			return nil, errors.New("httpapi: route " + rt.Method + " " + rt.Pattern + " declares no access level")
 		}
-		s.mux.Handle(rt.pattern(), s.chain(rt))
+		s.mux.Handle(rt.pattern(), s.limitBody(rt, s.chain(rt)))
 	}
 	return s, nil
 }
 
 // Close writes the pending API-key last-use times and stops the writer.
 func (s *Server) Close(ctx context.Context) error { return s.uses.close(ctx) }
+
+// limitBody bounds the request body before any check reads it.
+func (s *Server) limitBody(rt *Route, next http.Handler) http.Handler {
+	max := s.o.MaxBody
+	if n, ok := s.o.RouteMaxBody[rt.pattern()]; ok && n > 0 {
+		max = n
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(w, r.Body, max)
+		}
+		next.ServeHTTP(w, r)
+	})
+}
 
 // chain wraps a route's handler in the five checks, first check outermost.
 func (s *Server) chain(rt *Route) http.Handler {
@@ -219,9 +237,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &reqState{ip: s.o.ClientIP.ClientIP(r)}
 	rec := &statusWriter{ResponseWriter: w, st: st}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	if r.Body != nil {
-		r.Body = http.MaxBytesReader(rec, r.Body, s.o.MaxBody)
-	}
 	s.mux.ServeHTTP(rec, r)
 	if st.status == 0 {
 		st.status = http.StatusOK
