@@ -1,0 +1,47 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/query"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).configurationRoutes) }
+
+// configurationRoutes: SuperAdmin CRUD of dynamic configuration records.
+func (s *Server) configurationRoutes() {
+	c := &crud[notify.Configuration, *notify.Configuration]{
+		coll:    s.store.Configurations(),
+		schema:  query.Configurations,
+		prepare: s.rssHTTPHost,
+	}
+	c.routes(s, "/configurations", "configuration", "Configuration", superAdminOnly)
+}
+
+// rssHTTPHost is the original's RSS pipe: a per-service notification
+// configuration with an RSS feed needs an httpHost for the links in the
+// notifications the feed produces; when neither the record nor the config
+// names one, the host of the request that writes the record is kept.
+func (s *Server) rssHTTPHost(r *http.Request, c *notify.Configuration) error {
+	if c.Name != "notification" || s.cfg.HTTPHost != "" {
+		return nil
+	}
+	v, ok := c.Value.(notify.Fields)
+	if !ok || !v.Has("rss") || v.Has("httpHost") {
+		return nil
+	}
+	v = v.Clone()
+	v.Set("httpHost", requestHost(r))
+	c.Value = v
+	return nil
+}
+
+// requestHost is scheme://host[:port] of the request.
+func requestHost(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}

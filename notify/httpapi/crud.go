@@ -1,0 +1,354 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/query"
+)
+
+// recordPtr is a pointer to a notify record type.
+type recordPtr[T any] interface {
+	*T
+	notify.Record
+}
+
+// crud serves the plain create/read/update/delete operations the original
+// gives configurations and bounces (and, in parts, administrators).
+type crud[T any, P recordPtr[T]] struct {
+	coll   *mongostore.Collection[T, P]
+	schema *query.Schema
+	// prepare checks or adjusts a record before it is written (create,
+	// replace, patch); nil means nothing to do.
+	prepare func(r *http.Request, rec P) error
+}
+
+// routes registers the operations under base ("/configurations") for
+// roles, documenting them under tag with the record name.
+func (c *crud[T, P]) routes(s *Server, base, tag, name string, roles []notify.Role) {
+	s.handle(route{method: "POST", path: base, roles: roles, tag: tag, summary: "create a " + tag, body: name, response: name, h: c.create})
+	s.handle(route{method: "GET", path: base + "/count", roles: roles, tag: tag, summary: "count " + tag + "s", params: []param{whereParam}, response: "count", h: c.count})
+	s.handle(route{method: "GET", path: base, roles: roles, tag: tag, summary: "get " + tag + "s", params: []param{filterParam}, response: "[]" + name, h: c.list})
+	s.handle(route{method: "PATCH", path: base, roles: roles, tag: tag, summary: "update " + tag + "s selected by where", params: []param{whereParam}, body: "object", response: "count", h: c.patchWhere})
+	s.handle(route{method: "GET", path: base + "/{id}", roles: roles, tag: tag, summary: "get a " + tag + " by id", params: []param{pathID, filterParam}, response: name, h: c.get})
+	s.handle(route{method: "PATCH", path: base + "/{id}", roles: roles, tag: tag, summary: "update a " + tag + " by id", body: "object", status: http.StatusNoContent, h: c.patch})
+	s.handle(route{method: "PUT", path: base + "/{id}", roles: roles, tag: tag, summary: "replace a " + tag + " by id", body: name, status: http.StatusNoContent, h: c.replace})
+	s.handle(route{method: "DELETE", path: base + "/{id}", roles: roles, tag: tag, summary: "delete a " + tag + " by id", status: http.StatusNoContent, h: c.delete})
+}
+
+// stamp sets createdBy (when create) and updatedBy to the caller.
+func stamp(r *http.Request, f *notify.Fields, create bool) {
+	p := caller(r).Fields()
+	if create {
+		f.Set("createdBy", p)
+	}
+	f.Set("updatedBy", p)
+}
+
+func (c *crud[T, P]) decode(r *http.Request, f notify.Fields) (P, error) {
+	rec := P(new(T))
+	if err := rec.SetFields(f); err != nil {
+		return nil, err
+	}
+	if c.prepare != nil {
+		if err := c.prepare(r, rec); err != nil {
+			return nil, err
+		}
+	}
+	return rec, nil
+}
+
+func (c *crud[T, P]) create(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f.Delete("id")
+	f.Delete("created")
+	f.Delete("updated")
+	stamp(r, &f, true)
+	rec, err := c.decode(r, f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := c.coll.Insert(r.Context(), rec); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, rec)
+}
+
+func (c *crud[T, P]) count(w http.ResponseWriter, r *http.Request) {
+	where, err := query.ParseWhere(r.URL.Query(), c.schema)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := c.coll.Count(r.Context(), orEmpty(where))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+func (c *crud[T, P]) list(w http.ResponseWriter, r *http.Request) {
+	flt, err := query.ParseFilter(r.URL.Query(), c.schema)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	recs, err := c.coll.Find(r.Context(), findQuery(flt, nil))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeRecords(w, r, recs, flt.Fields, nil)
+}
+
+func (c *crud[T, P]) get(w http.ResponseWriter, r *http.Request) {
+	flt, err := query.ParseFilter(r.URL.Query(), c.schema)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	id, err := notify.ParseID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rec, err := c.coll.FindOne(r.Context(), mongostore.Query{Filter: bson.D{{Key: "_id", Value: id}}, Projection: flt.Fields})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := project(rec, flt.Fields)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// patchWhere is the bulk update: the body's fields are set on every record
+// where selects; the answer is {count}.
+func (c *crud[T, P]) patchWhere(w http.ResponseWriter, r *http.Request) {
+	where, err := query.ParseWhere(r.URL.Query(), c.schema)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	set, err := c.typedSet(r, f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := c.coll.UpdateMany(r.Context(), orEmpty(where), bson.D{{Key: "$set", Value: set}})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+// typedSet checks a partial body against the record's field types and
+// returns the fields to $set, typed as stored (dates as dates).
+func (c *crud[T, P]) typedSet(r *http.Request, f notify.Fields) (notify.Fields, error) {
+	for _, k := range []string{"id", "_id", "created", "createdBy"} {
+		f.Delete(k)
+	}
+	stamp(r, &f, false)
+	rec := P(new(T))
+	if err := rec.SetFields(f); err != nil {
+		return nil, err
+	}
+	typed := rec.Fields()
+	set := notify.Fields{}
+	for _, k := range f.Keys() {
+		if strings.HasPrefix(k, "$") {
+			return nil, httpError(http.StatusBadRequest, "update operators are not allowed in the body: "+k)
+		}
+		if v, ok := typed.Get(k); ok {
+			set.Set(k, v)
+		} else {
+			v, _ := f.Get(k)
+			set.Set(k, v)
+		}
+	}
+	return set, nil
+}
+
+func (c *crud[T, P]) patch(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cur, err := c.coll.FindByID(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	merged := cur.Fields()
+	for _, k := range []string{"id", "_id", "created", "createdBy"} {
+		f.Delete(k)
+	}
+	stamp(r, &f, false)
+	for _, e := range f {
+		merged.Set(e.Key, e.Value)
+	}
+	rec, err := c.decode(r, merged)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := c.coll.Replace(r.Context(), rec); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func (c *crud[T, P]) replace(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cur, err := c.coll.FindByID(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for _, k := range []string{"_id", "created", "createdBy", "updated"} {
+		f.Delete(k)
+	}
+	stamp(r, &f, false)
+	curF := cur.Fields()
+	id, _ := curF.Get("id")
+	f.Set("id", id)
+	if v, ok := curF.Get("created"); ok {
+		f.Set("created", v)
+	}
+	if v, ok := curF.Get("createdBy"); ok {
+		f.Set("createdBy", v)
+	}
+	rec, err := c.decode(r, f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := c.coll.Replace(r.Context(), rec); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func (c *crud[T, P]) delete(w http.ResponseWriter, r *http.Request) {
+	if err := c.coll.DeleteByID(r.Context(), r.PathValue("id")); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func orEmpty(d bson.D) bson.D {
+	if d == nil {
+		return bson.D{}
+	}
+	return d
+}
+
+func findQuery(f *query.Filter, extra bson.D) mongostore.Query {
+	where := f.Where
+	if extra != nil {
+		if len(where) == 0 {
+			where = extra
+		} else {
+			where = bson.D{{Key: "$and", Value: bson.A{where, extra}}}
+		}
+	}
+	return mongostore.Query{Filter: orEmpty(where), Sort: f.Order, Skip: f.Skip, Limit: f.Limit, Projection: f.Fields}
+}
+
+// writeRecords answers a list, showing only projected fields when the
+// filter had fields, and passing each record through adjust (e.g. to strip
+// fields for non-admins).
+func writeRecords[P any](w http.ResponseWriter, r *http.Request, recs []P, fields bson.D, adjust func(notify.Fields) notify.Fields) {
+	out := make([]notify.Fields, 0, len(recs))
+	for _, rec := range recs {
+		f, err := project(rec, fields)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if adjust != nil {
+			f = adjust(f)
+		}
+		out = append(out, f)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// project returns the API form of rec limited to a projection: only the
+// included fields (id unless excluded), or all but the excluded ones.
+func project(rec any, fields bson.D) (notify.Fields, error) {
+	f, err := toFields(rec)
+	if err != nil || len(fields) == 0 {
+		return f, err
+	}
+	include := map[string]bool{}
+	exclude := map[string]bool{}
+	idShown := true
+	for _, e := range fields {
+		top, _, _ := strings.Cut(e.Key, ".")
+		if top == "_id" {
+			top = "id"
+		}
+		on := truthy(e.Value)
+		if n, ok := e.Value.(int32); ok {
+			on = n != 0
+		}
+		if n, ok := e.Value.(int64); ok {
+			on = n != 0
+		}
+		if top == "id" {
+			idShown = on
+			continue
+		}
+		if on {
+			include[top] = true
+		} else {
+			exclude[top] = true
+		}
+	}
+	out := notify.Fields{}
+	for _, e := range f {
+		switch {
+		case e.Key == "id":
+			if !idShown {
+				continue
+			}
+		case len(include) > 0:
+			if !include[e.Key] {
+				continue
+			}
+		case exclude[e.Key]:
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}

@@ -1,0 +1,76 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/govkit/govkit/notify/httpapi/apitest"
+)
+
+func TestHealthAndDocs(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+
+	t.Run("health is open to anonymous callers and reports every check up", func(t *testing.T) {
+		r := e.Do(t, "GET", "/api/health", nil, apitest.Anonymous...).Expect(t, http.StatusOK)
+		m := r.Map(t)
+		if m["status"] != "ok" {
+			t.Fatalf("status %v", m["status"])
+		}
+		details := m["details"].(map[string]any)
+		for _, k := range []string{"MongoDB", "config", "redis"} {
+			if d, _ := details[k].(map[string]any); d["status"] != "up" {
+				t.Errorf("%s: %v", k, details[k])
+			}
+		}
+	})
+
+	t.Run("health is 503 when the rsa key pair configuration is missing", func(t *testing.T) {
+		e2 := apitest.Start(t, apitest.Options{})
+		r := e2.Do(t, "GET", "/api/configurations?filter="+`{"where":{"name":"rsa"}}`, nil).Expect(t, http.StatusOK)
+		var cs []map[string]any
+		r.JSON(t, &cs)
+		e2.Do(t, "DELETE", "/api/configurations/"+cs[0]["id"].(string), nil).Expect(t, http.StatusNoContent)
+		r = e2.Do(t, "GET", "/api/health", nil).Expect(t, http.StatusServiceUnavailable)
+		if m := r.Map(t); m["status"] != "error" || m["error"].(map[string]any)["config"] == nil {
+			t.Fatalf("body %s", r.Body)
+		}
+	})
+
+	t.Run("explorer-json is an OpenAPI 3 document naming every area", func(t *testing.T) {
+		r := e.Do(t, "GET", "/api/explorer-json", nil, apitest.Anonymous...).Expect(t, http.StatusOK)
+		m := r.Map(t)
+		if v, _ := m["openapi"].(string); !strings.HasPrefix(v, "3.") {
+			t.Fatalf("openapi %v", m["openapi"])
+		}
+		paths := m["paths"].(map[string]any)
+		for _, p := range []string{
+			"/api/configurations", "/api/configurations/{id}", "/api/configurations/count",
+			"/api/bounces", "/api/bounces/{id}", "/api/bounces/count",
+			"/api/health",
+		} {
+			if paths[p] == nil {
+				t.Errorf("path %s missing", p)
+			}
+		}
+	})
+
+	t.Run("explorer page is served from embedded assets without third-party hosts", func(t *testing.T) {
+		for _, p := range []string{"/api/explorer", "/api/explorer/"} {
+			r := e.Do(t, "GET", p, nil, apitest.Anonymous...).Expect(t, http.StatusOK)
+			if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
+				t.Fatalf("content type %q", ct)
+			}
+			if !strings.Contains(r.Text(), "explorer-json") || strings.Contains(r.Text(), "https://") {
+				t.Fatalf("page does not load the local document only")
+			}
+		}
+	})
+
+	t.Run("unknown paths are 404 with a JSON error body", func(t *testing.T) {
+		r := e.Do(t, "GET", "/api/nothing-here", nil).Expect(t, http.StatusNotFound)
+		if m := r.Map(t); m["statusCode"] != float64(404) || m["error"] != "Not Found" {
+			t.Fatalf("body %s", r.Body)
+		}
+	})
+}

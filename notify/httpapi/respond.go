@@ -1,0 +1,158 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/govkit/govkit/internal/httperr"
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/access"
+	"github.com/govkit/govkit/notify/jmesfilter"
+)
+
+// StatusError is an error with the HTTP status and the message the caller
+// sees. Domain packages may return their own errors with a StatusCode
+// method; writeError honours both.
+type StatusError struct {
+	Status  int
+	Message string // "" means the reason phrase
+}
+
+func (e *StatusError) Error() string {
+	if e.Message == "" {
+		return http.StatusText(e.Status)
+	}
+	return e.Message
+}
+
+// StatusCode returns the HTTP status.
+func (e *StatusError) StatusCode() int { return e.Status }
+
+// Errorf-free constructors for the common answers.
+func httpError(status int, message string) error { return &StatusError{status, message} }
+
+var (
+	errNotFound = httpError(http.StatusNotFound, "")
+	// errForbiddenResource is the guard's refusal, worded as NestJS's.
+	errForbiddenResource = httpError(http.StatusForbidden, "Forbidden resource")
+	errForbidden         = httpError(http.StatusForbidden, "")
+	errInternal          = httpError(http.StatusInternalServerError, "")
+)
+
+type statusCoder interface{ StatusCode() int }
+
+// writeError answers err. Errors that carry a status (StatusError,
+// query.Error, …) are shown with their message; store errors map to 404
+// (unknown id) and 400 (duplicate key, bad field); anything else is a 500
+// whose details go to the log only.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := classify(err)
+	if status >= 500 {
+		slog.Default().ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	httperr.Write(w, status, msg)
+}
+
+func classify(err error) (int, string) {
+	var sc statusCoder
+	var fe *notify.FieldError
+	var se *jmesfilter.SyntaxError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge, "request body too large"
+	case errors.As(err, &sc):
+		st := sc.StatusCode()
+		if st >= 500 {
+			return st, ""
+		}
+		var se *StatusError
+		if errors.As(err, &se) {
+			return st, se.Message
+		}
+		return st, err.Error()
+	case errors.Is(err, notify.ErrNotFound):
+		return http.StatusNotFound, ""
+	case errors.Is(err, notify.ErrDuplicate):
+		return http.StatusBadRequest, err.Error()
+	case errors.As(err, &fe):
+		return http.StatusBadRequest, fe.Error()
+	case errors.Is(err, notify.ErrTimeFormat):
+		return http.StatusBadRequest, err.Error()
+	case errors.As(err, &se):
+		return http.StatusBadRequest, se.Error()
+	}
+	return http.StatusInternalServerError, ""
+}
+
+// writeJSON answers v as JSON with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		httperr.Write(w, http.StatusInternalServerError, "")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// writeText answers a text/plain body, as the original's verify,
+// unsubscribe and undo do.
+func writeText(w http.ResponseWriter, status int, text string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, text)
+}
+
+// noContent answers 204.
+func noContent(w http.ResponseWriter) { w.WriteHeader(http.StatusNoContent) }
+
+// readFields reads a JSON object body, keeping key order.
+func readFields(r *http.Request) (notify.Fields, error) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, httpError(http.StatusBadRequest, "cannot read the request body")
+	}
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 {
+		return notify.Fields{}, nil
+	}
+	if b[0] != '{' {
+		return nil, httpError(http.StatusBadRequest, "the request body must be a JSON object")
+	}
+	var f notify.Fields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, httpError(http.StatusBadRequest, "the request body is not valid JSON: "+err.Error())
+	}
+	return f, nil
+}
+
+// caller returns who is calling.
+func caller(r *http.Request) notify.UserProfile { return access.Caller(r.Context()) }
+
+// isAdmin reports whether the caller is SuperAdmin or Admin.
+func isAdmin(r *http.Request) bool { return access.IsAdmin(caller(r)) }
+
+// toFields turns a record into its API form as an ordered document, for
+// stripping or projecting fields.
+func toFields(v any) (notify.Fields, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var f notify.Fields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,70 @@
+package httpapi
+
+import (
+	"net/http"
+	"slices"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/access"
+)
+
+// Role sets of the original's @Roles decorators.
+var (
+	superAdminOnly = []notify.Role{notify.RoleSuperAdmin}
+	adminsOnly     = []notify.Role{notify.RoleSuperAdmin, notify.RoleAdmin}
+	signedIn       = []notify.Role{notify.RoleSuperAdmin, notify.RoleAdmin, notify.RoleAuthenticatedUser}
+	// notAdmins is login's rule: a request that is already an admin has
+	// no business logging in (the original refuses it with 403).
+	notAdmins = []notify.Role{notify.RoleAnonymous, notify.RoleAuthenticatedUser}
+)
+
+// param documents one query or path parameter in the OpenAPI document.
+type param struct {
+	name     string
+	in       string // "query" or "path"
+	desc     string
+	array    bool
+	required bool
+}
+
+// route is one operation of the API.
+type route struct {
+	method string
+	// path is relative to restApiRoot, in ServeMux form:
+	// "/subscriptions/{id}/verify".
+	path string
+	// roles may call it; nil means everyone, anonymous included.
+	roles   []notify.Role
+	tag     string // OpenAPI tag: the API area
+	summary string
+	// status is the success status, for the document (200 if 0).
+	status int
+	// body names the request body schema ("" when there is none).
+	body string
+	// response names the response schema: a record name, "[]record",
+	// "count", "text" or "" (no body).
+	response string
+	params   []param
+	h        http.HandlerFunc
+}
+
+// handle registers r: the role guard first, then the handler.
+func (s *Server) handle(r route) {
+	s.routes = append(s.routes, r)
+	h := r.h
+	roles := r.roles
+	s.mux.Handle(r.method+" "+s.root+r.path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if roles != nil && !slices.Contains(roles, access.Caller(req.Context()).Role) {
+			writeError(w, req, errForbiddenResource)
+			return
+		}
+		h(w, req)
+	}))
+}
+
+// Common parameter documentation.
+var (
+	pathID      = param{name: "id", in: "path", required: true}
+	filterParam = param{name: "filter", in: "query", desc: `JSON {"where":…,"fields":…,"order":…,"skip":…,"limit":…}; where uses $-prefixed MongoDB query operators; also filter[where][field]=value`}
+	whereParam  = param{name: "where", in: "query", desc: "JSON MongoDB query ($-prefixed operators); also where[field]=value"}
+)
