@@ -35,8 +35,10 @@ func manualSteps(from int, o *Options, w *workspace, db dbFacts) []string {
 		s = append(s,
 			"Administrator passwords are not migrated: v2 keeps them in UserCredential. Set a new password for every administrator with POST /api/administrators/{id}/user-credential {\"password\": …}; it must have 10 or more characters with an upper-case letter, a lower-case letter, a digit and one of !_@#&$*.",
 			"Client code: array query parameters only in the repeated form (&additionalServices=a&additionalServices=b, not [\"a\",\"b\"]); date-time values in full ISO 8601 with time and Z (2020-01-01T00:00:00Z); most PATCH, PUT and DELETE by id answer 204 instead of 200 (subscription update, replace and delete keep 200); login is open to non-administrators.",
-			"Check the middleware files: only the `all` (every request, web console included) and `apiOnly` (API requests) groups exist now; see the notes above for LoopBack phases that were not carried over.",
 		)
+		if len(w.list("src/", roleMiddleware)) > 0 {
+			s = append(s, "Check the middleware files: only the `all` (every request, web console included) and `apiOnly` (API requests) groups exist now; LoopBack phases other than initial and routes:before were not carried over (see the notes).")
+		}
 	case 2:
 		s = append(s, "Client code reading failedDispatches / successDispatches of notifications must read dispatch.failed / dispatch.successful.")
 		if !db.checked {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dop251/goja/ast"
 	"github.com/dop251/goja/parser"
@@ -163,7 +165,7 @@ func (f *jsFile) reparse() error {
 }
 
 func (f *jsFile) slice(n ast.Node) string {
-	a, b := int(n.Idx0())-1, int(n.Idx1())-1
+	a, b := int(n.Idx0())-1, f.end(n)
 	if a < 0 || b > len(f.text) || a > b {
 		return ""
 	}
@@ -195,7 +197,7 @@ func (f *jsFile) object(o *ast.ObjectLiteral) (*jsObject, error) {
 		switch p := p.(type) {
 		case *ast.PropertyKeyed:
 			jp.keyed = true
-			jp.keyStart, jp.keyEnd = int(p.Key.Idx0())-1, int(p.Key.Idx1())-1
+			jp.keyStart, jp.keyEnd = int(p.Key.Idx0())-1, f.end(p.Key)
 			switch k := p.Key.(type) {
 			case *ast.StringLiteral:
 				jp.key, jp.plainKey = k.Value.String(), !p.Computed
@@ -223,15 +225,15 @@ func (f *jsFile) object(o *ast.ObjectLiteral) (*jsObject, error) {
 				}
 				jp.valStart = skipSpaceComments(t, c+1)
 			}
-			jp.valEnd = int(p.Value.Idx1()) - 1
+			jp.valEnd = f.end(p.Value)
 		case *ast.PropertyShort:
 			jp.keyed, jp.plainKey = true, false
 			jp.key = p.Name.Name.String()
-			jp.keyStart, jp.keyEnd = int(p.Name.Idx)-1, int(p.Idx1())-1
-			jp.valStart, jp.valEnd = jp.keyStart, int(p.Idx1())-1
+			jp.keyStart, jp.keyEnd = int(p.Name.Idx)-1, f.end(p)
+			jp.valStart, jp.valEnd = jp.keyStart, f.end(p)
 			jp.value = &p.Name
 		case *ast.SpreadElement:
-			jp.valStart, jp.valEnd = jp.start, int(p.Expression.Idx1())-1
+			jp.valStart, jp.valEnd = jp.start, f.end(p.Expression)
 			jp.keyStart, jp.keyEnd = jp.start, jp.start
 			jp.value = p.Expression
 		default:
@@ -890,7 +892,7 @@ func (f *jsFile) stmtLines(st ast.Node) string {
 		}
 		a = prev
 	}
-	b := lineEnd(f.text, max(int(st.Idx1())-2, a))
+	b := lineEnd(f.text, max(f.end(st)-1, a))
 	return strings.TrimRight(f.text[a:b], "\n")
 }
 
@@ -931,4 +933,78 @@ func (f *jsFile) carryPrelude(src *jsFile) error {
 		text = "\n" + text // keep a comment above module.exports apart from what is added
 	}
 	return f.replace(f.exportAt, f.exportAt, text)
+}
+
+// end returns the offset just after a node. goja computes the end of an
+// identifier from the length of its decoded name, which is wrong for
+// non-ASCII names, so identifiers are measured in the text instead.
+func (f *jsFile) end(n ast.Node) int {
+	var e int
+	switch n := n.(type) {
+	case *ast.Identifier:
+		p := int(n.Idx) - 1
+		for p >= 0 && p < len(f.text) {
+			r, size := utf8.DecodeRuneInString(f.text[p:])
+			if r == '_' || r == '$' || r == '\\' || r == '\u200c' || r == '\u200d' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Mc, r) {
+				p += size
+				continue
+			}
+			break
+		}
+		e = p
+	case *ast.DotExpression:
+		e = f.end(&n.Identifier)
+	case *ast.BinaryExpression:
+		e = f.end(n.Right)
+	case *ast.AssignExpression:
+		e = f.end(n.Right)
+	case *ast.ConditionalExpression:
+		e = f.end(n.Alternate)
+	case *ast.SequenceExpression:
+		e = f.end(n.Sequence[len(n.Sequence)-1])
+	case *ast.AwaitExpression:
+		e = f.end(n.Argument)
+	case *ast.UnaryExpression:
+		e = f.end(n.Operand)
+		if n.Postfix {
+			e += 2
+		}
+	case *ast.NewExpression:
+		if n.ArgumentList == nil {
+			e = f.end(n.Callee)
+		} else {
+			e = int(n.Idx1()) - 1
+		}
+	case *ast.ArrowFunctionLiteral:
+		if b, ok := n.Body.(*ast.ExpressionBody); ok {
+			e = f.end(b.Expression)
+		} else {
+			e = int(n.Idx1()) - 1
+		}
+	case *ast.PropertyShort:
+		e = f.end(&n.Name)
+		if n.Initializer != nil {
+			e = f.end(n.Initializer)
+		}
+	case *ast.ExpressionStatement:
+		e = f.end(n.Expression)
+	case *ast.VariableStatement:
+		e = f.bindingsEnd(n.List, int(n.Idx1())-1)
+	case *ast.LexicalDeclaration:
+		e = f.bindingsEnd(n.List, int(n.Idx1())-1)
+	default:
+		e = int(n.Idx1()) - 1
+	}
+	return min(max(e, 0), len(f.text))
+}
+
+func (f *jsFile) bindingsEnd(list []*ast.Binding, def int) int {
+	if len(list) == 0 {
+		return def
+	}
+	b := list[len(list)-1]
+	if b.Initializer != nil {
+		return f.end(b.Initializer)
+	}
+	return f.end(b.Target)
 }

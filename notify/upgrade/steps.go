@@ -72,6 +72,9 @@ func rewriteV1(w *workspace, o *Options) error {
 				}
 				w.act("%s: the `db` data source becomes the whole file", f.rel)
 			}
+			if f.ext == "js" && (strings.Contains(string(data), "__dirname") || strings.Contains(string(data), "require('.") || strings.Contains(string(data), `require(".`)) {
+				w.note("%s uses __dirname or a relative require: it now runs from src/ instead of server/; check the paths", target)
+			}
 			w.remove(f.rel)
 			w.write(target, data)
 			w.act("%s → %s", f.rel, target)
