@@ -308,7 +308,10 @@ func endToEnd(t *testing.T, s *stack) {
 			t.Fatalf("me after refresh: %d", code)
 		}
 		// Replaying the used refresh token: the provider refuses, the
-		// platform answers 401 and clears the auth cookies.
+		// platform answers 401 and clears the auth cookies. (Within 2 s of
+		// its use the platform would still share the answer with a
+		// concurrent tab; wait that out.)
+		time.Sleep(2100 * time.Millisecond)
 		ru, _ := url.Parse(s.base + "/api/auth/refresh")
 		c.Jar.SetCookies(ru, []*http.Cookie{{Name: "refresh_token", Value: oldRefresh, Path: "/api/auth/refresh"}})
 		resp = s.do(t, c, "POST", "/api/auth/refresh", map[string]string{"X-CSRF-Token": s.cookie(c, "/", "csrf_token")})

@@ -186,7 +186,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusForbidden, "CSRF token validation failed")
 		return
 	}
-	tokens, err := s.o.OIDC.Refresh(ctx, rc.Value)
+	tokens, err := s.refreshes.do(ctx, s.o.Now(), rc.Value, s.o.OIDC.Refresh)
 	if errors.Is(err, sso.ErrRefused) {
 		s.o.Logger.InfoContext(ctx, "refresh refused by the provider", slog.String("error", err.Error()), slog.String("ip", state(r).ip))
 		s.clearAuthCookies(w)

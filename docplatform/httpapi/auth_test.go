@@ -546,3 +546,75 @@ func TestUserWithoutEmailCanSignIn(t *testing.T) {
 	}
 	h.login(ssotest.User{Subject: "no-mail-2"}) // a second user without email: no conflict
 }
+
+// Two tabs refresh at the same moment with the same (rotating) refresh
+// token: both get the new tokens instead of one being logged out.
+func TestConcurrentRefreshesShareOneProviderCall(t *testing.T) {
+	h := newHarness(t)
+	h.idp.RotateRefresh = true
+	c := h.login(ada)
+	csrf := h.cookie(c, "/", "csrf_token")
+	var wg sync.WaitGroup
+	results := make(chan *http.Response, 8)
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequest("POST", h.url("/api/auth/refresh"), nil)
+			req.Header.Set("X-CSRF-Token", csrf)
+			for _, ck := range c.Jar.Cookies(mustURL(h.url("/api/auth/refresh"))) {
+				req.AddCookie(ck)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			resp.Body.Close()
+			results <- resp
+		}()
+	}
+	wg.Wait()
+	close(results)
+	var access string
+	for resp := range results {
+		if resp.StatusCode != 200 {
+			t.Fatalf("a concurrent refresh failed: %s", resp.Status)
+		}
+		at := setCookies(resp)["access_token"][0].Value
+		if access != "" && at != access {
+			t.Error("concurrent refreshes got different tokens: the provider was asked more than once")
+		}
+		access = at
+	}
+	t.Run("within 2 s the used token still gets the same answer; later the provider refuses it", func(t *testing.T) {
+		refresh := func() *http.Response {
+			req, _ := http.NewRequest("POST", h.url("/api/auth/refresh"), nil)
+			req.Header.Set("X-CSRF-Token", csrf)
+			for _, ck := range c.Jar.Cookies(mustURL(h.url("/api/auth/refresh"))) {
+				req.AddCookie(ck)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp
+		}
+		if resp := refresh(); resp.StatusCode != 200 || setCookies(resp)["access_token"][0].Value != access {
+			t.Fatalf("within the grace: %s", resp.Status)
+		}
+		h.clock.Add(3 * time.Second)
+		if resp := refresh(); resp.StatusCode != 401 {
+			t.Fatalf("after the grace: %s", resp.Status)
+		}
+	})
+}
+
+func mustURL(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}

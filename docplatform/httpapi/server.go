@@ -85,6 +85,7 @@ type Server struct {
 	uses           *useRecorder
 	frontendOrigin string
 	postLogout     string
+	refreshes      refreshOnce
 }
 
 // New builds a Server from o.
