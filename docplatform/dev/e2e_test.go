@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -418,4 +420,37 @@ func browserWithJar(jar http.CookieJar) *http.Client { return &http.Client{Jar: 
 func resolve(resp *http.Response) string {
 	u, _ := resp.Request.URL.Parse(resp.Header.Get("Location"))
 	return u.String()
+}
+
+// `govkit dev` keeps its cookie secret, provider key and database in the
+// data directory: a session and an API key survive a restart.
+func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	getenv := func(string) string { return "" }
+	run := func() *stack {
+		var out bytes.Buffer
+		s, err := dev.Start(context.Background(), dev.Options{DataDir: dir, Getenv: getenv}, &out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &stack{Stack: s, t: t, base: s.Platform.URL, out: out.String()}
+	}
+	first := run()
+	c := browser(t)
+	first.login(t, c, "admin", "Admin-123")
+	secret, err := os.ReadFile(filepath.Join(dir, "docplatform-cookie-secret"))
+	if err != nil || len(bytes.TrimSpace(secret)) < 32 {
+		t.Fatalf("cookie secret not kept: %v", err)
+	}
+	first.Stop(context.Background())
+
+	second := run()
+	defer second.Stop(context.Background())
+	if again, _ := os.ReadFile(filepath.Join(dir, "docplatform-cookie-secret")); !bytes.Equal(again, secret) {
+		t.Fatal("cookie secret changed on restart")
+	}
+	// Cookies are per host, not per port, as in browsers.
+	if code, p := second.me(t, c); code != 200 || !p.IsSystemAdmin {
+		t.Fatalf("session after restart: %d %+v", code, p)
+	}
 }
