@@ -42,7 +42,7 @@ func manualSteps(from int, o *Options, w *workspace, db dbFacts) []string {
 	case 2:
 		s = append(s, "Client code reading failedDispatches / successDispatches of notifications must read dispatch.failed / dispatch.successful.")
 		if !db.checked {
-			s = append(s, "Rename the stored fields (or run this step again with --database URI):\n"+shellRenameDispatches)
+			s = append(s, "Rename the stored fields in mongosh (the tool does it with --database URI on MongoDB 4.4 or later):\n"+shellRenameDispatches)
 		}
 		if n, rel, ok := cfg("notification.guaranteedBroadcastPushDispatchProcessing"); ok {
 			s = append(s, fmt.Sprintf("notification.guaranteedBroadcastPushDispatchProcessing is %s in %s (it was logSuccessfulBroadcastDispatches); true makes broadcasts survive a node failure.", strings.TrimSpace(n.src), rel))

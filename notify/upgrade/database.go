@@ -14,6 +14,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 )
 
 // dbFacts is what the database part of a step found, for the checklist.
@@ -70,6 +71,11 @@ func databaseStep(ctx context.Context, o Options, from int, out io.Writer) (dbFa
 
 	var hello bson.M
 	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
+		if serverTooOld(err) {
+			fmt.Fprintf(out, "\nDatabase %s: the server is older than the MongoDB driver supports (MongoDB %s or later); run in mongosh instead:\n%s\n",
+				name, topology.MinSupportedMongoDBVersion, indentBlock(shellCommands(from)))
+			return facts, nil
+		}
 		return facts, fmt.Errorf("--database: cannot reach the server: %v", err)
 	}
 	facts.checked = true
@@ -277,4 +283,27 @@ func fcvVerdict(serverVersion, fcv string) (string, bool) {
 
 func indentBlock(s string) string {
 	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// serverTooOld reports whether the driver refused the server for its wire
+// version (a MongoDB older than the driver supports).
+func serverTooOld(err error) bool {
+	var sse topology.ServerSelectionError
+	if errors.As(err, &sse) && sse.Desc.CompatibilityErr != nil {
+		return true
+	}
+	return strings.Contains(err.Error(), "wire version")
+}
+
+// shellCommands are the mongosh commands of a step's database work.
+func shellCommands(from int) string {
+	switch from {
+	case 2:
+		return shellRenameDispatches
+	case 4:
+		return shellEmailCollisions
+	case 5:
+		return shellFCV
+	}
+	return "// this step has no data changes"
 }

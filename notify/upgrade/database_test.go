@@ -2,6 +2,10 @@ package upgrade
 
 import (
 	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -229,6 +233,101 @@ func TestFeatureCompatibilityVerdicts(t *testing.T) {
 			if ok != tt.ok {
 				t.Errorf("fcvVerdict(%q, %q) = %q, %v; want ok %v", tt.server, tt.fcv, msg, ok, tt.ok)
 			}
+		})
+	}
+}
+
+// startOldServer answers the MongoDB handshake as a MongoDB 4.0 server
+// (wire version 7) would, in the real wire format: a server older than the
+// driver supports, which cannot run here otherwise.
+func startOldServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	reply, _ := bson.Marshal(bson.D{
+		{Key: "ismaster", Value: true}, {Key: "maxWireVersion", Value: int32(7)}, {Key: "minWireVersion", Value: int32(0)},
+		{Key: "maxBsonObjectSize", Value: int32(16777216)}, {Key: "maxMessageSizeBytes", Value: int32(48000000)},
+		{Key: "maxWriteBatchSize", Value: int32(100000)}, {Key: "ok", Value: 1.0},
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func(c net.Conn) {
+				defer c.Close()
+				for {
+					hdr := make([]byte, 16)
+					if _, err := io.ReadFull(c, hdr); err != nil {
+						return
+					}
+					size := int(binary.LittleEndian.Uint32(hdr))
+					body := make([]byte, size-16)
+					if _, err := io.ReadFull(c, body); err != nil {
+						return
+					}
+					reqID := binary.LittleEndian.Uint32(hdr[4:])
+					op := binary.LittleEndian.Uint32(hdr[12:])
+					var msg []byte
+					switch op {
+					case 2004: // OP_QUERY → OP_REPLY
+						msg = binary.LittleEndian.AppendUint32(msg, 0) // responseFlags
+						msg = binary.LittleEndian.AppendUint64(msg, 0) // cursorID
+						msg = binary.LittleEndian.AppendUint32(msg, 0) // startingFrom
+						msg = binary.LittleEndian.AppendUint32(msg, 1) // numberReturned
+						msg = append(msg, reply...)
+						op = 1
+					case 2013: // OP_MSG → OP_MSG
+						msg = binary.LittleEndian.AppendUint32(msg, 0) // flagBits
+						msg = append(msg, 0)                           // section kind 0
+						msg = append(msg, reply...)
+					default:
+						return
+					}
+					out := binary.LittleEndian.AppendUint32(nil, uint32(16+len(msg)))
+					out = binary.LittleEndian.AppendUint32(out, reqID+1000)
+					out = binary.LittleEndian.AppendUint32(out, reqID)
+					out = binary.LittleEndian.AppendUint32(out, op)
+					if _, err := c.Write(append(out, msg...)); err != nil {
+						return
+					}
+				}
+			}(c)
+		}
+	}()
+	return "mongodb://" + ln.Addr().String() + "/notifyBC"
+}
+
+// A server the driver cannot talk to gets the equivalent mongosh commands
+// instead, and the file rewrites still happen.
+func TestAnOldServerGetsShellCommands(t *testing.T) {
+	uri := startOldServer(t)
+	tests := []struct {
+		fixture string
+		from    string
+		want    string
+	}{
+		{"v2-js", "2", "$rename: { failedDispatches: \"dispatch.failed\""},
+		{"v4-json", "4", "$toLower: \"$email\""},
+		{"v5-json", "5", `setFeatureCompatibilityVersion: "7.0"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			dir := copyTree(t, filepath.Join("testdata/steps", tt.fixture, "before"))
+			code, out, errOut := runMain(t, nil, "--dir", dir, "--from", tt.from, "--database", uri)
+			if code != ExitOK {
+				t.Fatalf("exit %d\n%s%s", code, out, errOut)
+			}
+			for _, w := range []string{"older than the MongoDB driver supports", tt.want} {
+				if !strings.Contains(out, w) {
+					t.Errorf("output lacks %q:\n%s", w, out)
+				}
+			}
+			diffTrees(t, readTree(t, dir, true), readTree(t, filepath.Join("testdata/steps", tt.fixture, "after"), false))
 		})
 	}
 }

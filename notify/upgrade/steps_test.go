@@ -156,6 +156,10 @@ func TestStepsRewriteFixturesToTheNextVersion(t *testing.T) {
 				os.WriteFile(filepath.Join(base, "output.txt"), []byte(strings.ReplaceAll(out, dir, "<dir>")), 0o644)
 			}
 			diffTrees(t, got, readTree(t, filepath.Join(base, "after"), false))
+			wantOut, _ := os.ReadFile(filepath.Join(base, "output.txt"))
+			if gotOut := strings.ReplaceAll(out, dir, "<dir>"); gotOut != string(wantOut) {
+				t.Errorf("output differs from output.txt:\n%s", unifiedDiff("output.txt", wantOut, []byte(gotOut)))
+			}
 
 			// Every changed or removed file is in the backup as it was.
 			backup := filepath.Join(dir, BackupDir, "v"+strconv.Itoa(c.from)+"-to-v"+strconv.Itoa(c.from+1))
