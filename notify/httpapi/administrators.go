@@ -1,0 +1,585 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"strings"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/query"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).administratorRoutes) }
+
+func (s *Server) administratorRoutes() {
+	const tag = "administrator"
+	s.handle(route{method: "GET", path: "/administrators/count", roles: adminsOnly, tag: tag, summary: "count administrators", params: []param{whereParam}, response: "count", h: s.countAdministrators})
+	s.handle(route{method: "POST", path: "/administrators/login", roles: notAdmins, tag: tag, summary: "log in: returns an access token", body: "Login", response: "Token", h: s.login})
+	s.handle(route{method: "GET", path: "/administrators/whoami", tag: tag, summary: "who is calling", response: "UserProfile", h: s.whoami})
+	s.handle(route{method: "POST", path: "/administrators/{id}/access-tokens", roles: adminsOnly, tag: tag, summary: "create an access token", body: "NewAccessToken", response: "AccessToken", h: s.createAccessToken})
+	s.handle(route{method: "PATCH", path: "/administrators/{id}/access-tokens", roles: adminsOnly, tag: tag, summary: "update access tokens selected by where", params: []param{whereParam}, body: "NewAccessToken", response: "count", h: s.patchAccessTokens})
+	s.handle(route{method: "GET", path: "/administrators/{id}/access-tokens", roles: adminsOnly, tag: tag, summary: "get access tokens", params: []param{filterParam}, response: "[]AccessToken", h: s.listAccessTokens})
+	s.handle(route{method: "DELETE", path: "/administrators/{id}/access-tokens", roles: adminsOnly, tag: tag, summary: "delete access tokens selected by where", params: []param{whereParam}, response: "count", h: s.deleteAccessTokens})
+	s.handle(route{method: "POST", path: "/administrators/{id}/user-credential", roles: adminsOnly, tag: tag, summary: "create or replace the password", body: "Password", response: "UserCredential", h: s.setUserCredential})
+	s.handle(route{method: "PUT", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "replace an administrator", body: "NewAdministrator", status: http.StatusNoContent, h: s.replaceAdministrator})
+	s.handle(route{method: "PATCH", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "update an administrator", body: "NewAdministrator", status: http.StatusNoContent, h: s.patchAdministrator})
+	s.handle(route{method: "GET", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "get an administrator", response: "Administrator", h: s.getAdministrator})
+	s.handle(route{method: "DELETE", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "delete an administrator with its password and tokens", status: http.StatusNoContent, h: s.deleteAdministrator})
+	s.handle(route{method: "POST", path: "/administrators", roles: superAdminOnly, tag: tag, summary: "sign up an administrator", body: "NewAdministrator", response: "Administrator", h: s.signUp})
+	s.handle(route{method: "GET", path: "/administrators", roles: adminsOnly, tag: tag, summary: "get administrators", params: []param{filterParam}, response: "[]Administrator", h: s.listAdministrators})
+}
+
+// errNotOwnRecord: an administrator who signed in with an access token may
+// only manage its own record (an OIDC or IP administrator manages all).
+func ownRecordOnly(r *http.Request, id string) error {
+	p := caller(r)
+	if p.AuthnStrategy == notify.AuthnAccessToken && p.SecurityID != id {
+		return errForbidden
+	}
+	return nil
+}
+
+// ownFilter restricts list and count of a token administrator to itself.
+func ownFilter(r *http.Request) bson.D {
+	p := caller(r)
+	if p.AuthnStrategy != notify.AuthnAccessToken {
+		return nil
+	}
+	id, err := notify.ParseID(p.SecurityID)
+	if err != nil {
+		return bson.D{{Key: "_id", Value: nil}}
+	}
+	return bson.D{{Key: "_id", Value: id}}
+}
+
+func and(a, b bson.D) bson.D {
+	switch {
+	case len(b) == 0:
+		return orEmpty(a)
+	case len(a) == 0:
+		return b
+	}
+	return bson.D{{Key: "$and", Value: bson.A{a, b}}}
+}
+
+var errPasswordPattern = httpError(http.StatusBadRequest, "password must match pattern "+notify.PasswordComplexity)
+
+func hashPassword(pw string) (string, error) {
+	if !notify.CheckPasswordComplexity(pw) {
+		return "", errPasswordPattern
+	}
+	// bcrypt reads at most 72 bytes; longer passwords would be silently
+	// truncated, so refuse them.
+	if len(pw) > 72 {
+		return "", httpError(http.StatusBadRequest, "password must be at most 72 bytes")
+	}
+	h, err := bcrypt.GenerateFromPassword([]byte(pw), bcrypt.DefaultCost)
+	if err != nil {
+		return "", err
+	}
+	return string(h), nil
+}
+
+// putCredential creates or replaces the administrator's password record.
+func (s *Server) putCredential(ctx context.Context, who notify.UserProfile, adminID notify.ID, hash string) (*notify.UserCredential, error) {
+	coll := s.store.UserCredentials()
+	cur, err := coll.FindOne(ctx, mongostore.Query{Filter: bson.D{{Key: "userId", Value: adminID}}})
+	p := who
+	switch {
+	case err == nil:
+		cur.Password = hash
+		cur.UpdatedBy = &p
+		return cur, coll.Replace(ctx, cur)
+	case errors.Is(err, notify.ErrNotFound):
+		c := &notify.UserCredential{Password: hash, UserID: adminID}
+		c.CreatedBy, c.UpdatedBy = &p, &p
+		return c, coll.Insert(ctx, c)
+	}
+	return nil, err
+}
+
+// credentialOut leaves out the password hash, which the original returns.
+func credentialOut(c *notify.UserCredential) notify.Fields {
+	f, _ := toFields(c)
+	f.Delete("password")
+	return f
+}
+
+func adminFromBody(f notify.Fields) (*notify.Administrator, string, error) {
+	pw, hasPW := f.Get("password")
+	f.Delete("password")
+	for _, k := range []string{"id", "_id", "created", "updated", "createdBy", "updatedBy"} {
+		f.Delete(k)
+	}
+	a := &notify.Administrator{}
+	if err := a.SetFields(f); err != nil {
+		return nil, "", err
+	}
+	password := ""
+	if hasPW {
+		s, ok := pw.(string)
+		if !ok {
+			return nil, "", &notify.FieldError{Field: "password", Rule: "must be a string"}
+		}
+		password = s
+	}
+	return a, password, nil
+}
+
+func validEmail(e string) error {
+	if e == "" {
+		return &notify.FieldError{Field: "email", Rule: "is required"}
+	}
+	if !strings.Contains(e, "@") || strings.ContainsAny(e, " \t\r\n") {
+		return &notify.FieldError{Field: "email", Rule: "must be an email address"}
+	}
+	return nil
+}
+
+func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a, pw, err := adminFromBody(f)
+	if err == nil {
+		err = validEmail(a.Email)
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	hash, err := hashPassword(pw)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	who := caller(r)
+	a.CreatedBy, a.UpdatedBy = &who, &who
+	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
+		if err := s.store.Administrators().Insert(ctx, a); err != nil {
+			return err
+		}
+		if _, err := s.putCredential(ctx, who, a.ID, hash); err != nil {
+			if !s.store.SupportsTransactions() {
+				_ = s.store.Administrators().DeleteByID(context.WithoutCancel(ctx), a.ID.Hex())
+			}
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+func (s *Server) listAdministrators(w http.ResponseWriter, r *http.Request) {
+	flt, err := query.ParseFilter(r.URL.Query(), query.Administrators)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	recs, err := s.store.Administrators().Find(r.Context(), findQuery(flt, ownFilter(r)))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeRecords(w, r, recs, flt.Fields, nil)
+}
+
+func (s *Server) countAdministrators(w http.ResponseWriter, r *http.Request) {
+	where, err := query.ParseWhere(r.URL.Query(), query.Administrators)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := s.store.Administrators().Count(r.Context(), and(where, ownFilter(r)))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+func (s *Server) getAdministrator(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := ownRecordOnly(r, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a, err := s.store.Administrators().FindByID(r.Context(), id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, a)
+}
+
+// updateAdministrator is PATCH (merge) and PUT (replace): a password in
+// the body sets the credential too.
+func (s *Server) updateAdministrator(w http.ResponseWriter, r *http.Request, replace bool) {
+	id := r.PathValue("id")
+	if err := ownRecordOnly(r, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cur, err := s.store.Administrators().FindByID(r.Context(), id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	patch, pw, err := adminFromBody(f.Clone())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	next := *cur
+	if replace {
+		next.Email, next.Username = patch.Email, patch.Username
+	} else {
+		if f.Has("email") {
+			next.Email = patch.Email
+		}
+		if f.Has("username") {
+			next.Username = patch.Username
+		}
+	}
+	if err := validEmail(next.Email); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	hash := ""
+	if pw != "" {
+		if hash, err = hashPassword(pw); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	who := caller(r)
+	next.UpdatedBy = &who
+	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
+		if err := s.store.Administrators().Replace(ctx, &next); err != nil {
+			return err
+		}
+		if hash != "" {
+			_, err := s.putCredential(ctx, who, cur.ID, hash)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func (s *Server) patchAdministrator(w http.ResponseWriter, r *http.Request) {
+	s.updateAdministrator(w, r, false)
+}
+
+func (s *Server) replaceAdministrator(w http.ResponseWriter, r *http.Request) {
+	s.updateAdministrator(w, r, true)
+}
+
+func (s *Server) deleteAdministrator(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := ownRecordOnly(r, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	oid, err := notify.ParseID(id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := s.store.Administrators().FindByID(r.Context(), id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
+		// tokens first: a half-finished delete must not leave a usable
+		// token behind
+		if _, err := s.store.AccessTokens().DeleteMany(ctx, bson.D{{Key: "userId", Value: oid}}); err != nil {
+			return err
+		}
+		if _, err := s.store.UserCredentials().DeleteMany(ctx, bson.D{{Key: "userId", Value: oid}}); err != nil {
+			return err
+		}
+		return s.store.Administrators().DeleteByID(ctx, id)
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func (s *Server) setUserCredential(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if err := ownRecordOnly(r, id); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	pw, _ := f.String("password")
+	hash, err := hashPassword(pw)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a, err := s.store.Administrators().FindByID(r.Context(), id)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	c, err := s.putCredential(r.Context(), caller(r), a.ID, hash)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, credentialOut(c))
+}
+
+const tokenAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// randomAlnum returns n random alphanumeric characters; access token ids
+// are 64 of them, as the original's.
+func randomAlnum(n int) string {
+	b := make([]byte, n)
+	buf := make([]byte, 1)
+	for i := 0; i < n; {
+		if _, err := rand.Read(buf); err != nil {
+			panic(err)
+		}
+		// reject values that would bias the distribution
+		if int(buf[0]) >= 256-256%len(tokenAlphabet) {
+			continue
+		}
+		b[i] = tokenAlphabet[int(buf[0])%len(tokenAlphabet)]
+		i++
+	}
+	return string(b)
+}
+
+// tokenOptions reads {ttl, name} (login also uses tokenName).
+func tokenOptions(f notify.Fields, nameKey string) (ttl *int64, name string, err error) {
+	if v, ok := f.Get("ttl"); ok && v != nil {
+		t := &notify.AccessToken{}
+		if err := t.SetFields(notify.Fields{{Key: "ttl", Value: v}}); err != nil || t.TTL == nil || *t.TTL < 0 {
+			return nil, "", &notify.FieldError{Field: "ttl", Rule: "must be a non-negative whole number of seconds"}
+		}
+		ttl = t.TTL
+	}
+	if v, ok := f.Get(nameKey); ok && v != nil {
+		s, ok := v.(string)
+		if !ok {
+			return nil, "", &notify.FieldError{Field: nameKey, Rule: "must be a string"}
+		}
+		name = s
+	}
+	return ttl, name, nil
+}
+
+func (s *Server) issueToken(ctx context.Context, who notify.UserProfile, adminID notify.ID, ttl *int64, name string) (*notify.AccessToken, error) {
+	p := who
+	t := &notify.AccessToken{ID: randomAlnum(64), TTL: ttl, Name: name, UserID: adminID, CreatedBy: &p, UpdatedBy: &p}
+	if err := s.store.AccessTokens().Insert(ctx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+var errBadLogin = httpError(http.StatusUnauthorized, "Invalid email or password.")
+
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	email, _ := f.String("email")
+	pw, _ := f.String("password")
+	if email == "" || pw == "" {
+		writeError(w, r, &notify.FieldError{Field: "email and password", Rule: "are required"})
+		return
+	}
+	ttl, name, err := tokenOptions(f, "tokenName")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	a, err := s.store.FindAdministratorByEmail(r.Context(), email)
+	if errors.Is(err, notify.ErrNotFound) {
+		// spend the same work as a real comparison, so that timing does not
+		// tell which addresses are administrators
+		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
+		writeError(w, r, errBadLogin)
+		return
+	}
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cred, err := s.store.UserCredentials().FindOne(r.Context(), mongostore.Query{Filter: bson.D{{Key: "userId", Value: a.ID}}})
+	if err != nil {
+		if errors.Is(err, notify.ErrNotFound) {
+			err = errBadLogin
+		}
+		writeError(w, r, err)
+		return
+	}
+	if bcrypt.CompareHashAndPassword([]byte(cred.Password), []byte(pw)) != nil {
+		writeError(w, r, errBadLogin)
+		return
+	}
+	t, err := s.issueToken(r.Context(), caller(r), a.ID, ttl, name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"token": t.ID})
+}
+
+var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
+
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, caller(r))
+}
+
+// tokenOwner checks the own-record rule and that the administrator exists.
+func (s *Server) tokenOwner(r *http.Request) (notify.ID, error) {
+	id := r.PathValue("id")
+	if err := ownRecordOnly(r, id); err != nil {
+		return notify.ID{}, err
+	}
+	a, err := s.store.Administrators().FindByID(r.Context(), id)
+	if err != nil {
+		return notify.ID{}, err
+	}
+	return a.ID, nil
+}
+
+func (s *Server) createAccessToken(w http.ResponseWriter, r *http.Request) {
+	owner, err := s.tokenOwner(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ttl, name, err := tokenOptions(f, "name")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	t, err := s.issueToken(r.Context(), caller(r), owner, ttl, name)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, t)
+}
+
+func (s *Server) listAccessTokens(w http.ResponseWriter, r *http.Request) {
+	owner, err := s.tokenOwner(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	flt, err := query.ParseFilter(r.URL.Query(), query.AccessTokens)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	recs, err := s.store.AccessTokens().Find(r.Context(), findQuery(flt, bson.D{{Key: "userId", Value: owner}}))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeRecords(w, r, recs, flt.Fields, nil)
+}
+
+func (s *Server) patchAccessTokens(w http.ResponseWriter, r *http.Request) {
+	owner, err := s.tokenOwner(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if f.Has("userId") {
+		writeError(w, r, httpError(http.StatusForbidden, "Updating userId is not allowed."))
+		return
+	}
+	where, err := query.ParseWhere(r.URL.Query(), query.AccessTokens)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	ttl, name, err := tokenOptions(f, "name")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	set := bson.D{{Key: "updatedBy", Value: caller(r).Fields()}}
+	if f.Has("ttl") {
+		if ttl == nil {
+			set = append(set, bson.E{Key: "ttl", Value: nil})
+		} else {
+			set = append(set, bson.E{Key: "ttl", Value: *ttl})
+		}
+	}
+	if f.Has("name") {
+		set = append(set, bson.E{Key: "name", Value: name})
+	}
+	n, err := s.store.AccessTokens().UpdateMany(r.Context(), and(where, bson.D{{Key: "userId", Value: owner}}), bson.D{{Key: "$set", Value: set}})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+func (s *Server) deleteAccessTokens(w http.ResponseWriter, r *http.Request) {
+	owner, err := s.tokenOwner(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	where, err := query.ParseWhere(r.URL.Query(), query.AccessTokens)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := s.store.AccessTokens().DeleteMany(r.Context(), and(where, bson.D{{Key: "userId", Value: owner}}))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}

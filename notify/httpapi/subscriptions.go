@@ -1,0 +1,252 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/query"
+	"github.com/govkit/govkit/notify/subscription"
+)
+
+func init() { routeGroups = append(routeGroups, (*Server).subscriptionRoutes) }
+
+var (
+	unsubCodeParam   = param{name: "unsubscriptionCode", in: "query", desc: "unsubscription code, required from anonymous callers when the subscription has one"}
+	userChannelParam = param{name: "userChannelId", in: "query", desc: "optional; when given it must match the subscription's address"}
+	addlParam        = param{name: "additionalServices", in: "query", array: true, desc: "more services to unsubscribe the address from (repeat the parameter); the single value _all means every service"}
+)
+
+func (s *Server) subscriptionRoutes() {
+	const tag = "subscription"
+	s.handle(route{method: "GET", path: "/subscriptions/count", roles: signedIn, tag: tag, summary: "count subscriptions", params: []param{whereParam}, response: "count", h: s.countSubscriptions})
+	s.handle(route{method: "GET", path: "/subscriptions/services", roles: signedIn, tag: tag, summary: "unique list of subscribed service names", response: "strings", h: s.subscribedServices})
+	s.handle(route{method: "POST", path: "/subscriptions/swift", tag: tag, summary: "handle unsubscription from Swift keyword redirect", body: "SwiftReply", response: "text", h: s.swift})
+	s.handle(route{method: "GET", path: "/subscriptions/{id}/unsubscribe/undo", tag: tag, summary: "revert anonymous unsubscription by id", params: []param{unsubCodeParam}, response: "text", h: s.undoUnsubscribe})
+	s.handle(route{method: "GET", path: "/subscriptions/{id}/unsubscribe", tag: tag, summary: "unsubscribe by id", params: []param{unsubCodeParam, userChannelParam, addlParam}, response: "text", h: s.unsubscribe})
+	s.handle(route{method: "POST", path: "/subscriptions/{id}/unsubscribe", tag: tag, summary: "one-click unsubscribe (RFC 8058 List-Unsubscribe-Post)", params: []param{unsubCodeParam, userChannelParam, addlParam}, response: "text", h: s.unsubscribe})
+	s.handle(route{method: "GET", path: "/subscriptions/{id}/verify", tag: tag, summary: "verify confirmation code", params: []param{
+		{name: "confirmationCode", in: "query", required: true, desc: "confirmation code"},
+		{name: "replace", in: "query", desc: "true deletes other confirmed subscriptions of the same address to the service"},
+	}, response: "text", h: s.verify})
+	s.handle(route{method: "PUT", path: "/subscriptions/{id}", roles: adminsOnly, tag: tag, summary: "replace a subscription", body: "Subscription", response: "Subscription", h: s.replaceSubscription})
+	s.handle(route{method: "PATCH", path: "/subscriptions/{id}", roles: signedIn, tag: tag, summary: "update a subscription (userChannelId and data)", body: "Subscription", response: "Subscription", h: s.updateSubscription})
+	s.handle(route{method: "DELETE", path: "/subscriptions/{id}", tag: tag, summary: "unsubscribe by id", params: []param{unsubCodeParam, userChannelParam, addlParam}, response: "text", h: s.unsubscribe})
+	s.handle(route{method: "POST", path: "/subscriptions", tag: tag, summary: "create a subscription", body: "Subscription", response: "Subscription", h: s.createSubscription})
+	s.handle(route{method: "GET", path: "/subscriptions", roles: signedIn, tag: tag, summary: "get subscriptions", params: []param{filterParam}, response: "[]Subscription", h: s.listSubscriptions})
+}
+
+// adminOnlySubscriptionFields are never shown to callers who are not
+// administrators: they would let anyone confirm or cancel the subscription.
+var adminOnlySubscriptionFields = []string{"confirmationRequest", "unsubscriptionCode", "createdBy", "updatedBy"}
+
+func stripSubscription(f notify.Fields) notify.Fields {
+	for _, k := range adminOnlySubscriptionFields {
+		f.Delete(k)
+	}
+	return f
+}
+
+// subscriptionOut shapes a subscription for the caller.
+func subscriptionOut(r *http.Request, sub *notify.Subscription) (any, error) {
+	if isAdmin(r) {
+		return sub, nil
+	}
+	f, err := toFields(sub)
+	if err != nil {
+		return nil, err
+	}
+	return stripSubscription(f), nil
+}
+
+func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
+	flt, err := query.ParseFilter(r.URL.Query(), query.Subscriptions)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	subs, err := s.subs.List(r.Context(), caller(r), findQuery(flt, nil))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	var adjust func(notify.Fields) notify.Fields
+	if !isAdmin(r) {
+		adjust = stripSubscription
+	}
+	writeRecords(w, r, subs, flt.Fields, adjust)
+}
+
+func (s *Server) countSubscriptions(w http.ResponseWriter, r *http.Request) {
+	where, err := query.ParseWhere(r.URL.Query(), query.Subscriptions)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := s.subs.Count(r.Context(), caller(r), where)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+func (s *Server) subscribedServices(w http.ResponseWriter, r *http.Request) {
+	names, err := s.subs.Services(r.Context())
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, names)
+}
+
+func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
+	body, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sub, err := s.subs.Create(r.Context(), caller(r), body, requestHost(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := subscriptionOut(r, sub)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
+	body, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sub, err := s.subs.Update(r.Context(), caller(r), r.PathValue("id"), body, requestHost(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := subscriptionOut(r, sub)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (s *Server) replaceSubscription(w http.ResponseWriter, r *http.Request) {
+	body, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	sub, err := s.subs.Replace(r.Context(), caller(r), r.PathValue("id"), body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sub)
+}
+
+func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	reply, err := s.subs.Verify(r.Context(), caller(r), r.PathValue("id"), q.Get("confirmationCode"), q.Get("replace") == "true")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeReply(w, r, reply)
+}
+
+// unsubscribe serves DELETE /subscriptions/{id}, its GET alias
+// /unsubscribe used in mail links, and the one-click POST of RFC 8058.
+func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	addl, err := query.Strings(q, "additionalServices")
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	reply, err := s.subs.Unsubscribe(r.Context(), caller(r), subscription.UnsubscribeRequest{
+		ID:                 r.PathValue("id"),
+		UnsubscriptionCode: q.Get("unsubscriptionCode"),
+		UserChannelID:      q.Get("userChannelId"),
+		AdditionalServices: addl,
+		HTTPHost:           requestHost(r),
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeReply(w, r, reply)
+}
+
+func (s *Server) undoUnsubscribe(w http.ResponseWriter, r *http.Request) {
+	reply, err := s.subs.Undo(r.Context(), caller(r), r.PathValue("id"), r.URL.Query().Get("unsubscriptionCode"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeReply(w, r, reply)
+}
+
+func (s *Server) swift(w http.ResponseWriter, r *http.Request) {
+	body, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	reply, found, err := s.subs.SwiftReply(r.Context(), caller(r), body, requestHost(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !found {
+		writeText(w, http.StatusOK, "ok")
+		return
+	}
+	writeReply(w, r, reply)
+}
+
+// writeReply answers verify, unsubscribe and undo as the original does:
+// the configured redirect (with ?channel= and, on failure, &err=), or the
+// configured success or failure text as text/plain; a failure with neither
+// configured is a JSON error.
+func writeReply(w http.ResponseWriter, r *http.Request, reply *subscription.Reply) {
+	ack := reply.Ack
+	if ack != nil && ack.RedirectURL != "" {
+		u := ack.RedirectURL + "?channel=" + url.QueryEscape(reply.Channel)
+		if reply.Err != nil {
+			u += "&err=" + strings.ReplaceAll(url.QueryEscape(errText(reply.Err)), "+", "%20")
+		}
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		http.Redirect(w, r, u, http.StatusFound)
+		return
+	}
+	if reply.Err != nil {
+		if ack != nil && ack.FailureMessage != "" {
+			status, _ := classify(reply.Err)
+			writeText(w, status, ack.FailureMessage)
+			return
+		}
+		writeError(w, r, reply.Err)
+		return
+	}
+	msg := "OK"
+	if ack != nil {
+		msg = ack.SuccessMessage
+	}
+	writeText(w, http.StatusOK, msg)
+}
+
+// errText is the err= value of a failure redirect; the original writes the
+// string form of its exception, "HttpException: Forbidden".
+func errText(err error) string {
+	status, _ := classify(err)
+	return "HttpException: " + http.StatusText(status)
+}
