@@ -237,3 +237,34 @@ func TestReadOnlyDirectoryChangesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A symbolic link in place of a config file is refused rather than
+// replaced by a copy.
+func TestSymlinkedConfigFileIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"shared/config.local.json": "{\"smtp\": {\"host\": \"x\"}}\n", "src/.keep": ""})
+	if err := os.Symlink(filepath.Join(dir, "shared/config.local.json"), filepath.Join(dir, "src/config.local.json")); err != nil {
+		t.Fatal(err)
+	}
+	before := readTree(t, dir, false)
+	code, _, errOut := runMain(t, nil, "--dir", dir, "--from", "3", "--to", "4")
+	if code != ExitProblems || !strings.Contains(errOut, "src/config.local.json is a symbolic link") {
+		t.Errorf("exit %d:\n%s", code, errOut)
+	}
+	diffTrees(t, readTree(t, dir, false), before)
+}
+
+// A byte order mark does not stop a JSON file from being read, as it does
+// not in Node.
+func TestByteOrderMarkIsIgnored(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{"src/config.local.json": "\ufeff{\n  \"notification\": {\n    \"logSuccessfulBroadcastDispatches\": true\n  }\n}\n"})
+	code, out, errOut := runMain(t, nil, "--dir", dir, "--from", "2", "--to", "3")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	got := readTree(t, dir, true)["src/config.local.json"]
+	if got != "{\n  \"notification\": {\n    \"guaranteedBroadcastPushDispatchProcessing\": true\n  }\n}\n" {
+		t.Errorf("got %q", got)
+	}
+}

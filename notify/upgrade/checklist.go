@@ -50,10 +50,12 @@ func manualSteps(from int, o *Options, w *workspace, db dbFacts) []string {
 			s = append(s, "notification.guaranteedBroadcastPushDispatchProcessing now defaults to true (logSuccessfulBroadcastDispatches defaulted to false): every subscriber of a broadcast is processed even if a node dies. Set it to false in src/config.local.js only if you prefer speed over that guarantee.")
 		}
 	case 3:
-		s = append(s,
-			"Helm chart: the chart now includes Redis with authentication; set redis.auth.password in helm/values.local.yaml.",
-			"From v4 the local files (src/config.local.*, middleware.local.*, datasources/db.datasource.local.*) take precedence over the environment's files. The environment's values were merged into the local files; keep new settings in the local files.",
-		)
+		s = append(s, "Helm chart: the chart now includes Redis with authentication; set redis.auth.password in helm/values.local.yaml.")
+		if w.merged != "" {
+			s = append(s, fmt.Sprintf("From v4 the local files (src/config.local.*, middleware.local.*, datasources/db.datasource.local.*) take precedence over the environment's files. The files of %q were merged into the local ones with their values winning, so the effective config is unchanged; keep new settings in the local files.", w.merged))
+		} else {
+			s = append(s, "From v4 the local files (src/config.local.*, middleware.local.*, datasources/db.datasource.local.*) take precedence over the environment's files (config.<NODE_ENV>.*): keep settings that must win in the local files.")
+		}
 	case 4:
 		if db.checked {
 			if db.replicaSet != "" {

@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -75,6 +76,8 @@ type configDoc interface {
 // JavaScript: the shape `module.exports = { … }` without type annotations
 // is both.
 func parseDoc(name string, data []byte) (configDoc, error) {
+	// Node strips a byte order mark before parsing; so do we.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	switch filepath.Ext(name) {
 	case ".json":
 		return parseJSONFile(name, data)

@@ -132,6 +132,11 @@ func rewriteV3(w *workspace, o *Options) error {
 		return err
 	}
 	if env != "" {
+		for _, f := range append(w.list("src/", roleConfig), append(w.list("src/", roleMiddleware), w.list("src/datasources/", roleDatasource)...)...) {
+			if f.env == env {
+				w.merged = env
+			}
+		}
 		for _, r := range []role{roleConfig, roleMiddleware} {
 			if err := mergeEnv(w, r, env); err != nil {
 				return err

@@ -102,6 +102,7 @@ type workspace struct {
 	docs    map[string]configDoc
 	actions []string // what the step did, one line each
 	notes   []string // what the operator should know (dropped keys, lost comments)
+	merged  string   // v3 → v4: the environment whose files were merged
 }
 
 func loadWorkspace(dir string) (*workspace, error) {
@@ -116,7 +117,13 @@ func loadWorkspace(dir string) (*workspace, error) {
 		}
 		for _, e := range entries {
 			rel := sub + "/" + e.Name()
-			if _, ok := parseName(rel); !ok || !e.Type().IsRegular() {
+			if _, ok := parseName(rel); !ok {
+				continue
+			}
+			if e.Type()&os.ModeSymlink != 0 {
+				return nil, fmt.Errorf("%s is a symbolic link: the tool replaces files by renaming and would turn the link into a copy; put the file itself in place (or run on a copy of the deployment), then run again", rel)
+			}
+			if !e.Type().IsRegular() {
 				continue
 			}
 			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
