@@ -239,3 +239,24 @@ func TestOversizedAndUnterminatedRecords(t *testing.T) {
 		})
 	}
 }
+
+func TestInterruptedRunExits2(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb bytes.Buffer
+	code := Validate(ctx, nil, Streams{strings.NewReader(`{"start_date":"2024-12-01"}`), &out, &errb})
+	if code != 2 || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("exit %d, stderr %q", code, errb.String())
+	}
+}
+
+func TestToDateReadsArraysAndReportsLines(t *testing.T) {
+	in := "[\n {\"start_datetime\": \"2024-03-10T09:59:59Z\"},\n {\"start_datetime\": null},\n {\"start_date\": \"2024-03-10\"}\n]\n"
+	code, out, errOut := runCmd(t, ToDate, in)
+	if want := "{\"start_date\":\"2024-03-10\"}\n{\"start_date\":\"2024-03-10\"}\n"; code != 1 || out != want {
+		t.Errorf("exit %d, stdout %q, want %q", code, out, want)
+	}
+	if !strings.HasPrefix(errOut, "-:3: start_datetime: null is not a string") {
+		t.Errorf("stderr %q", errOut)
+	}
+}
