@@ -53,7 +53,10 @@
 // and rule; every Problem wraps a sentinel error (ErrFormat, ErrNull,
 // ErrDuplicate, ...) for errors.Is. Validate allocates nothing for a valid
 // record: it is a hand-written scanner over the bytes, not encoding/json.
-// [Parse] does the same and returns the [Event].
+// [Parse] does the same and returns the [Event]. Text that is not a JSON
+// object gets a single problem under [RuleJSON] instead (in broken JSON,
+// what looks like a property may not be one); values of unknown keys are
+// still checked to be JSON, nested at most 512 deep.
 //
 // An Event keeps each value exactly as written, so decoding and encoding
 // round-trip byte for byte ("T9:05:00.1Z" stays "T9:05:00.1Z"), and its
