@@ -111,6 +111,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.o.Logger.InfoContext(ctx, "API key created", slog.String("group", gid), slog.String("keyPrefix", prefix), slog.String("user", IdentityFrom(ctx).UserID))
+	s.audit(r, docplatform.AuditAPIKeyCreated, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "prefix "+prefix)
 	writeJSON(w, http.StatusCreated, map[string]any{"apiKey": view(k), "key": key})
 }
 
@@ -131,6 +132,7 @@ func (s *Server) regenerateAPIKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.o.Logger.InfoContext(ctx, "API key regenerated", slog.String("group", gid), slog.String("keyPrefix", prefix), slog.String("user", IdentityFrom(ctx).UserID))
+	s.audit(r, docplatform.AuditAPIKeyRegenerated, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "prefix "+prefix)
 	writeJSON(w, http.StatusOK, map[string]any{"apiKey": view(k), "key": key})
 }
 
@@ -148,6 +150,7 @@ func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.o.Logger.InfoContext(ctx, "API key deleted", slog.String("group", gid), slog.String("user", IdentityFrom(ctx).UserID))
+	s.audit(r, docplatform.AuditAPIKeyDeleted, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "")
 	w.WriteHeader(http.StatusNoContent)
 }
 

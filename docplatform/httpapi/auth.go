@@ -44,6 +44,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 			attrs = append(attrs, slog.String("error", err.Error()))
 		}
 		s.o.Logger.LogAttrs(ctx, slog.LevelWarn, "login callback failed", attrs...)
+		s.audit(r, docplatform.AuditLoginFailed, docplatform.OutcomeFailure, "", "", reason)
 		s.writeLogins(w, nil)
 		w.Header().Set("Cache-Control", "no-store")
 		http.Redirect(w, r, s.o.FrontendURL+"/?auth_error=callback_failed", http.StatusFound)
@@ -80,6 +81,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	s.setCSRFCookie(w)
 	s.writeLogins(w, rest)
 	s.o.Logger.InfoContext(ctx, "login", slog.String("user", prof.Subject), slog.String("ip", state(r).ip))
+	s.audit(r, docplatform.AuditLogin, docplatform.OutcomeSuccess, prof.Subject, "", "")
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, s.o.FrontendURL, http.StatusFound)
 }
@@ -183,12 +185,13 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !validCSRF(r) {
-		httperr.Write(w, http.StatusForbidden, "CSRF token validation failed")
+		s.deny(w, r, "", "CSRF token validation failed")
 		return
 	}
 	tokens, err := s.refreshes.do(ctx, s.o.Now(), rc.Value, s.o.OIDC.Refresh)
 	if errors.Is(err, sso.ErrRefused) {
 		s.o.Logger.InfoContext(ctx, "refresh refused by the provider", slog.String("error", err.Error()), slog.String("ip", state(r).ip))
+		s.audit(r, docplatform.AuditRefreshFailed, docplatform.OutcomeFailure, "", "", "refused by the provider")
 		s.clearAuthCookies(w)
 		httperr.Write(w, http.StatusUnauthorized, "Token refresh failed")
 		return
@@ -226,9 +229,14 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, s.o.FrontendURL, http.StatusFound)
 		return
 	}
-	var hint string
+	var hint, who string
 	if c, err := r.Cookie(cookieID); err == nil {
 		hint = c.Value
+	}
+	if c, err := r.Cookie(cookieAccess); err == nil && c.Value != "" {
+		if tok, err := s.o.OIDC.VerifyAccessToken(ctx, c.Value); err == nil {
+			who = tok.Subject
+		}
 	}
 	if c, err := r.Cookie(cookieRefresh); err == nil && c.Value != "" {
 		s.revoke(ctx, c.Value, "refresh_token")
@@ -236,6 +244,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 		s.revoke(ctx, c.Value, "access_token")
 	}
 	s.clearAuthCookies(w)
+	s.audit(r, docplatform.AuditLogout, docplatform.OutcomeSuccess, who, "", "")
 	target, err := s.o.OIDC.EndSessionURL(ctx, hint, s.postLogout)
 	if err != nil {
 		s.o.Logger.WarnContext(ctx, "logout: identity provider unavailable; cookies cleared only", slog.String("error", err.Error()))

@@ -26,7 +26,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				return
 			}
 			if !rt.Access.allowsAPIKey() {
-				httperr.Write(w, http.StatusForbidden, "API key authentication is not allowed for this endpoint")
+				s.deny(w, r, "", "API key authentication is not allowed for this endpoint")
 				return
 			}
 			st := state(r)
@@ -46,6 +46,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
 				}
 				s.o.Logger.InfoContext(ctx, "API key refused", slog.String("ip", st.ip))
+				s.audit(r, docplatform.AuditAPIKeyFailed, docplatform.OutcomeFailure, "", "", "unknown key")
 				httperr.Write(w, http.StatusUnauthorized, "Invalid API key")
 				return
 			}

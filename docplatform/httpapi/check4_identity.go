@@ -48,12 +48,12 @@ func (s *Server) identityCheck(rt *Route) func(http.Handler) http.Handler {
 			switch a.Level {
 			case LevelAuthenticated:
 				if id.ViaAPIKey() {
-					httperr.Write(w, http.StatusForbidden, "API key authentication is not allowed for this endpoint")
+					s.deny(w, r, "", "API key authentication is not allowed for this endpoint")
 					return
 				}
 			case LevelSystemAdmin:
 				if id.ViaAPIKey() || !id.IsSystemAdmin {
-					httperr.Write(w, http.StatusForbidden, "System admin access required")
+					s.deny(w, r, "", "System admin access required")
 					return
 				}
 			case LevelGroup:
@@ -65,11 +65,11 @@ func (s *Server) identityCheck(rt *Route) func(http.Handler) http.Handler {
 				if !id.IsSystemAdmin {
 					role, ok := id.GroupRoles[gid]
 					if !ok {
-						httperr.Write(w, http.StatusForbidden, "User is not a member of the specified group")
+						s.deny(w, r, gid, "User is not a member of the specified group")
 						return
 					}
 					if !role.AtLeast(a.MinRole) {
-						httperr.Write(w, http.StatusForbidden, "Insufficient role within the group")
+						s.deny(w, r, gid, "Insufficient role within the group")
 						return
 					}
 				}

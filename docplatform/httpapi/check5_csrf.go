@@ -3,8 +3,6 @@ package httpapi
 import (
 	"crypto/subtle"
 	"net/http"
-
-	"github.com/govkit/govkit/internal/httperr"
 )
 
 // csrfCheck is check 5: a state-changing request that a cookie
@@ -28,7 +26,7 @@ func (s *Server) csrfCheck(rt *Route) func(http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
-			httperr.Write(w, http.StatusForbidden, "CSRF token validation failed")
+			s.deny(w, r, "", "CSRF token validation failed")
 		})
 	}
 }

@@ -29,6 +29,8 @@ const cookieSecret = "0123456789abcdef0123456789abcdef-test"
 // testStore is a Store the tests can also arrange data in.
 type testStore interface {
 	httpapi.Store
+	httpapi.Auditor
+	ListAudit(ctx context.Context, f docplatform.AuditFilter) ([]docplatform.AuditEntry, error)
 	createGroup(name string) string
 	setMember(user, group string, role docplatform.Role)
 	softDelete(group string)
@@ -135,7 +137,7 @@ func newHarness(t testing.TB, opts ...func(*setup)) *harness {
 		Counters:       cfg.counters, ClientIP: resolver,
 		Logger: slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:    h.clock.Now, MaxBody: cfg.maxBody, RouteMaxBody: cfg.routeMaxBody, LastUseFlush: 20 * time.Millisecond,
-		Routes: probeRoutes(),
+		Routes: probeRoutes(), Audit: cfg.store,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -68,6 +68,9 @@ type Options struct {
 	// JSON body).
 	RouteMaxBody map[string]int64
 
+	// Audit, when set, receives the auth layer's audit entries.
+	Audit Auditor
+
 	// Routes are added to the platform's own (resource packages register
 	// theirs here); each must declare its access level.
 	Routes []Route
@@ -269,6 +272,8 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func writeError(w http.ResponseWriter, status int, message string) { httperr.Write(w, status, message) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")

@@ -111,6 +111,7 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.APIKeyMaxFailedAttempts, Window: cfg.APIKeyFailedWindow},
 		Counters:       counters, ClientIP: cfg.TrustedProxies, Logger: log,
+		Audit: store,
 	})
 	if err != nil {
 		return nil, err
