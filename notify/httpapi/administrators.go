@@ -13,6 +13,7 @@ import (
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/query"
+	"github.com/govkit/govkit/notify/subscription"
 )
 
 func init() { routeGroups = append(routeGroups, (*Server).administratorRoutes) }
@@ -56,16 +57,6 @@ func ownFilter(r *http.Request) bson.D {
 		return bson.D{{Key: "_id", Value: nil}}
 	}
 	return bson.D{{Key: "_id", Value: id}}
-}
-
-func and(a, b bson.D) bson.D {
-	switch {
-	case len(b) == 0:
-		return orEmpty(a)
-	case len(a) == 0:
-		return b
-	}
-	return bson.D{{Key: "$and", Value: bson.A{a, b}}}
 }
 
 var errPasswordPattern = httpError(http.StatusBadRequest, "password must match pattern "+notify.PasswordComplexity)
@@ -202,7 +193,7 @@ func (s *Server) countAdministrators(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	n, err := s.store.Administrators().Count(r.Context(), and(where, ownFilter(r)))
+	n, err := s.store.Administrators().Count(r.Context(), subscription.And(where, ownFilter(r)))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -557,7 +548,7 @@ func (s *Server) patchAccessTokens(w http.ResponseWriter, r *http.Request) {
 	if f.Has("name") {
 		set = append(set, bson.E{Key: "name", Value: name})
 	}
-	n, err := s.store.AccessTokens().UpdateMany(r.Context(), and(where, bson.D{{Key: "userId", Value: owner}}), bson.D{{Key: "$set", Value: set}})
+	n, err := s.store.AccessTokens().UpdateMany(r.Context(), subscription.And(where, bson.D{{Key: "userId", Value: owner}}), bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -576,7 +567,7 @@ func (s *Server) deleteAccessTokens(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	n, err := s.store.AccessTokens().DeleteMany(r.Context(), and(where, bson.D{{Key: "userId", Value: owner}}))
+	n, err := s.store.AccessTokens().DeleteMany(r.Context(), subscription.And(where, bson.D{{Key: "userId", Value: owner}}))
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/query"
+	"github.com/govkit/govkit/notify/subscription"
 )
 
 // recordPtr is a pointer to a notify record type.
@@ -272,15 +273,7 @@ func orEmpty(d bson.D) bson.D {
 }
 
 func findQuery(f *query.Filter, extra bson.D) mongostore.Query {
-	where := f.Where
-	if extra != nil {
-		if len(where) == 0 {
-			where = extra
-		} else {
-			where = bson.D{{Key: "$and", Value: bson.A{where, extra}}}
-		}
-	}
-	return mongostore.Query{Filter: orEmpty(where), Sort: f.Order, Skip: f.Skip, Limit: f.Limit, Projection: f.Fields}
+	return mongostore.Query{Filter: subscription.And(f.Where, extra), Sort: f.Order, Skip: f.Skip, Limit: f.Limit, Projection: f.Fields}
 }
 
 // writeRecords answers a list, showing only projected fields when the
