@@ -3,7 +3,8 @@
 //
 // Variable names and defaults are the original platform's (SSO_*,
 // FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
-// PORT, TRUSTED_PROXIES, REDIS_URL, COOKIE_SECRET, DOCUMENT_STORAGE). Every
+// PORT, TRUSTED_PROXIES, REDIS_URL, REDIS_KEY_PREFIX, COOKIE_SECRET,
+// DOCUMENT_STORAGE). Every
 // problem is collected and reported together, so an operator fixes a
 // deployment in one go instead of one variable per restart.
 package config
@@ -45,10 +46,13 @@ type Config struct {
 	APIKeyFailedWindow      time.Duration // API_KEY_FAILED_WINDOW_MS: 60 s
 	APIKeySweepInterval     time.Duration // API_KEY_SWEEP_INTERVAL_MS: 60 s
 
-	DatabaseURL     string // DATABASE_URL: postgres://… or a SQLite file; default under the data dir
-	Port            int    // PORT: 3002
-	TrustedProxies  *clientip.Resolver
-	RedisURL        string // REDIS_URL: optional shared counters
+	DatabaseURL    string // DATABASE_URL: postgres://… or a SQLite file; default under the data dir
+	Port           int    // PORT: 3002
+	TrustedProxies *clientip.Resolver
+	RedisURL       string // REDIS_URL: optional shared counters
+	// RedisKeyPrefix (REDIS_KEY_PREFIX, default "govkit:docplatform:")
+	// lets deployments share one Redis without sharing budgets.
+	RedisKeyPrefix  string
 	CookieSecret    string // COOKIE_SECRET: at least 32 characters
 	DocumentStorage string // DOCUMENT_STORAGE: default {data dir}/documents
 }
@@ -148,6 +152,10 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 		if u, err := url.Parse(c.RedisURL); err != nil || (u.Scheme != "redis" && u.Scheme != "rediss") {
 			problems = append(problems, "REDIS_URL: must be a redis:// or rediss:// URL")
 		}
+	}
+	c.RedisKeyPrefix = getenv("REDIS_KEY_PREFIX")
+	if c.RedisKeyPrefix == "" {
+		c.RedisKeyPrefix = "govkit:docplatform:"
 	}
 	c.DocumentStorage = strings.TrimSpace(getenv("DOCUMENT_STORAGE"))
 	if c.DocumentStorage == "" {

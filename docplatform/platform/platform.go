@@ -83,7 +83,7 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		counters = ratelimit.NewRedis(p.redis, "govkit:docplatform:")
+		counters = ratelimit.NewRedis(p.redis, cfg.RedisKeyPrefix)
 	} else {
 		mem := ratelimit.NewMemory(cfg.APIKeySweepInterval)
 		p.counters = mem
