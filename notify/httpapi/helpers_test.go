@@ -5,6 +5,11 @@ import (
 	"net/url"
 	"testing"
 
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/mongostore"
+
 	"github.com/govkit/govkit/notify/httpapi/apitest"
 )
 
@@ -32,3 +37,8 @@ func sub(t *testing.T, e *apitest.Env, id string) map[string]any {
 }
 
 func q(s string) string { return url.QueryEscape(s) }
+
+func storeQuery(adminID string) mongostore.Query {
+	oid, _ := notify.ParseID(adminID)
+	return mongostore.Query{Filter: bson.D{{Key: "userId", Value: oid}}}
+}
