@@ -1,7 +1,295 @@
 package httpapi
 
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/docplatform/filestore"
+	"github.com/govkit/govkit/internal/httperr"
+)
+
+// ResourceStore is what the group-scoped resources need from the database
+// beyond Store. sqlstore.Store implements it.
+type ResourceStore interface {
+	Store
+	Auditor
+	ListAudit(ctx context.Context, f docplatform.AuditFilter) ([]docplatform.AuditEntry, error)
+
+	CreateGroup(ctx context.Context, name, description, createdBy string) (docplatform.Group, error)
+	UpdateGroup(ctx context.Context, g docplatform.Group) error
+	SoftDeleteGroup(ctx context.Context, id string) error
+	SetMembership(ctx context.Context, m docplatform.Membership) error
+	RemoveMembership(ctx context.Context, userID, groupID string) error
+	Memberships(ctx context.Context, groupID string) ([]docplatform.Membership, error)
+	CreateMembershipRequest(ctx context.Context, userID, groupID, message string) (docplatform.MembershipRequest, error)
+	MembershipRequest(ctx context.Context, id string) (docplatform.MembershipRequest, error)
+	MembershipRequests(ctx context.Context, groupID, userID string, status docplatform.RequestStatus) ([]docplatform.MembershipRequest, error)
+	DecideMembershipRequest(ctx context.Context, id string, approve bool, decidedBy string) (docplatform.MembershipRequest, error)
+
+	ListUsers(ctx context.Context) ([]docplatform.User, error)
+	SetSystemAdmin(ctx context.Context, userID string, admin bool) error
+	DeleteUser(ctx context.Context, id string) error
+
+	CreateDocument(ctx context.Context, d docplatform.Document) (docplatform.Document, error)
+	Document(ctx context.Context, id string) (docplatform.Document, error)
+	ListDocuments(ctx context.Context, f docplatform.DocumentFilter) ([]docplatform.Document, error)
+	DeleteDocument(ctx context.Context, id string) error
+	PutOCRResult(ctx context.Context, r docplatform.OCRResult) (docplatform.OCRResult, bool, error)
+	OCRResult(ctx context.Context, documentID string) (docplatform.OCRResult, error)
+
+	CreateWorkflow(ctx context.Context, w docplatform.Workflow, config []byte) (docplatform.Workflow, docplatform.WorkflowVersion, error)
+	Workflow(ctx context.Context, id string) (docplatform.Workflow, error)
+	ListWorkflows(ctx context.Context, groupIDs []string, all bool) ([]docplatform.Workflow, error)
+	AddWorkflowVersion(ctx context.Context, workflowID string, config []byte, by string) (docplatform.WorkflowVersion, error)
+	WorkflowVersions(ctx context.Context, workflowID string) ([]docplatform.WorkflowVersion, error)
+	WorkflowVersion(ctx context.Context, workflowID string, version int) (docplatform.WorkflowVersion, error)
+	DeleteWorkflow(ctx context.Context, id string) error
+
+	StartReview(ctx context.Context, documentID, reviewerID string, ttl time.Duration) (docplatform.ReviewSession, bool, error)
+	ReviewSession(ctx context.Context, id string) (docplatform.ReviewSession, error)
+	DocumentReviews(ctx context.Context, documentID string) ([]docplatform.ReviewSession, error)
+	AddCorrections(ctx context.Context, sessionID, reviewerID string, ttl time.Duration, cs []docplatform.Correction) ([]docplatform.Correction, error)
+	Corrections(ctx context.Context, sessionID string) ([]docplatform.Correction, error)
+	EndReview(ctx context.Context, sessionID, reviewerID string, status docplatform.ReviewStatus) (docplatform.ReviewSession, error)
+}
+
+// Resources configure the group-scoped resources.
+type Resources struct {
+	// Files keeps documents' bytes (DOCUMENT_STORAGE). Without it, uploads
+	// and downloads answer 503.
+	Files *filestore.Store
+	// MaxUpload bounds one document's size in bytes (DOCUMENT_MAX_BYTES,
+	// default DefaultMaxUpload). The server's request body limit
+	// (Options.MaxBody) must be at least this plus the multipart framing.
+	MaxUpload int64
+	// ReviewLock is how long a review session holds its document without
+	// activity (REVIEW_LOCK_TTL_MS, default DefaultReviewLock). Submitting
+	// corrections pushes the expiry out again.
+	ReviewLock time.Duration
+}
+
+// Defaults of Resources.
+const (
+	DefaultMaxUpload  = 25 << 20
+	DefaultReviewLock = 15 * time.Minute
+)
+
+// resourceCarrier is a Store that carries the resources' configuration
+// (WithResources). It travels with the store because Options has no field
+// for it yet; see WithResources.
+type resourceCarrier interface {
+	ResourceOptions() Resources
+}
+
+type withResources struct {
+	ResourceStore
+	res Resources
+}
+
+func (w withResources) ResourceOptions() Resources { return w.res }
+
+// WithResources returns st as the Store of Options, carrying the
+// resources' configuration for the resource routes.
+func WithResources(st ResourceStore, res Resources) Store { return withResources{st, res} }
+
+// resources returns the resource store and configuration, or ok=false when
+// the Store given to New cannot keep resources.
+func (s *Server) resources() (ResourceStore, Resources, bool) {
+	rs, ok := s.o.Store.(ResourceStore)
+	if !ok {
+		return nil, Resources{}, false
+	}
+	var res Resources
+	if c, ok := s.o.Store.(resourceCarrier); ok {
+		res = c.ResourceOptions()
+	}
+	if res.MaxUpload <= 0 {
+		res.MaxUpload = DefaultMaxUpload
+	}
+	if res.ReviewLock <= 0 {
+		res.ReviewLock = DefaultReviewLock
+	}
+	return rs, res, true
+}
+
+// rh is a resource handler: it gets the resource store and configuration.
+type rh func(w http.ResponseWriter, r *http.Request, rs ResourceStore, res Resources)
+
+func (s *Server) rsc(h rh) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		rs, res, ok := s.resources()
+		if !ok {
+			httperr.Write(w, http.StatusServiceUnavailable, "Resources are not configured on this server")
+			return
+		}
+		h(w, r, rs, res)
+	}
+}
+
 // resourceRoutes declares the routes of the group-scoped resources, each
 // with its access level beside its handler, as routeTable does for auth.
+// Routes whose resource is named by id (a document, a workflow, a review
+// session) are TokenOrAPIKey or Authenticated at the chain and check the
+// resource's group in the handler with CheckGroupAccess, the seed's
+// single-resource helper: the chain cannot know the group before the row
+// is loaded.
 func (s *Server) resourceRoutes() []Route {
-	return nil
+	admin := docplatform.RoleAdmin
+	return []Route{
+		// Groups and memberships.
+		{"GET", "/api/groups", Authenticated(), limitGlobal, s.rsc(s.listMyGroups)},
+		{"POST", "/api/groups", SystemAdmin(), limitGlobal, s.rsc(s.createGroup)},
+		{"GET", "/api/groups/{groupId}", Group(FromPath, "groupId", ""), limitGlobal, s.rsc(s.getGroup)},
+		{"PUT", "/api/groups/{groupId}", Group(FromPath, "groupId", admin), limitGlobal, s.rsc(s.updateGroup)},
+		{"DELETE", "/api/groups/{groupId}", SystemAdmin(), limitGlobal, s.rsc(s.deleteGroup)},
+		{"GET", "/api/groups/{groupId}/members", Group(FromPath, "groupId", ""), limitGlobal, s.rsc(s.listMembers)},
+		{"PUT", "/api/groups/{groupId}/members/{userId}", Group(FromPath, "groupId", admin), limitGlobal, s.rsc(s.setMemberRole)},
+		{"DELETE", "/api/groups/{groupId}/members/{userId}", Group(FromPath, "groupId", admin), limitGlobal, s.rsc(s.removeMember)},
+		{"POST", "/api/groups/{groupId}/requests", Authenticated(), limitGlobal, s.rsc(s.requestMembership)},
+		{"GET", "/api/groups/{groupId}/requests", Group(FromPath, "groupId", admin), limitGlobal, s.rsc(s.listGroupRequests)},
+		{"POST", "/api/groups/{groupId}/requests/{requestId}/approve", Group(FromPath, "groupId", admin), limitGlobal, s.rsc(s.approveRequest)},
+		{"POST", "/api/groups/{groupId}/requests/{requestId}/reject", Group(FromPath, "groupId", admin), limitGlobal, s.rsc(s.rejectRequest)},
+		{"GET", "/api/membership-requests", Authenticated(), limitGlobal, s.rsc(s.listMyRequests)},
+
+		// System administration.
+		{"GET", "/api/admin/groups", SystemAdmin(), limitGlobal, s.rsc(s.listAllGroups)},
+		{"GET", "/api/admin/users", SystemAdmin(), limitGlobal, s.rsc(s.listUsers)},
+		{"POST", "/api/admin/users/{id}/promote", SystemAdmin(), limitGlobal, s.rsc(s.promoteUser)},
+		{"POST", "/api/admin/users/{id}/demote", SystemAdmin(), limitGlobal, s.rsc(s.demoteUser)},
+		{"DELETE", "/api/admin/users/{id}", SystemAdmin(), limitGlobal, s.rsc(s.deleteUser)},
+
+		// Documents and their OCR results.
+		{"POST", "/api/documents", Group(FromQuery, "groupId", "").WithAPIKey(), limitGlobal, s.rsc(s.uploadDocument)},
+		{"GET", "/api/documents", TokenOrAPIKey(), limitGlobal, s.rsc(s.listDocuments)},
+		{"GET", "/api/documents/{id}", TokenOrAPIKey(), limitGlobal, s.rsc(s.getDocument)},
+		{"GET", "/api/documents/{id}/content", TokenOrAPIKey(), limitGlobal, s.rsc(s.downloadDocument)},
+		{"DELETE", "/api/documents/{id}", TokenOrAPIKey(), limitGlobal, s.rsc(s.deleteDocument)},
+		{"PUT", "/api/documents/{id}/ocr", TokenOrAPIKey(), limitGlobal, s.rsc(s.putOCR)},
+		{"GET", "/api/documents/{id}/ocr", TokenOrAPIKey(), limitGlobal, s.rsc(s.getOCR)},
+
+		// Workflows.
+		{"GET", "/api/workflows", TokenOrAPIKey(), limitGlobal, s.rsc(s.listWorkflows)},
+		{"POST", "/api/workflows", Group(FromBody, "groupId", admin), limitGlobal, s.rsc(s.createWorkflow)},
+		{"GET", "/api/workflows/{id}", TokenOrAPIKey(), limitGlobal, s.rsc(s.getWorkflow)},
+		{"DELETE", "/api/workflows/{id}", Authenticated(), limitGlobal, s.rsc(s.deleteWorkflow)},
+		{"GET", "/api/workflows/{id}/versions", TokenOrAPIKey(), limitGlobal, s.rsc(s.listWorkflowVersions)},
+		{"POST", "/api/workflows/{id}/versions", Authenticated(), limitGlobal, s.rsc(s.addWorkflowVersion)},
+		{"GET", "/api/workflows/{id}/versions/{version}", TokenOrAPIKey(), limitGlobal, s.rsc(s.getWorkflowVersion)},
+
+		// Review sessions.
+		{"POST", "/api/documents/{id}/reviews", Authenticated(), limitGlobal, s.rsc(s.startReview)},
+		{"GET", "/api/documents/{id}/reviews", Authenticated(), limitGlobal, s.rsc(s.listDocumentReviews)},
+		{"GET", "/api/reviews/{sessionId}", Authenticated(), limitGlobal, s.rsc(s.getReview)},
+		{"POST", "/api/reviews/{sessionId}/corrections", Authenticated(), limitGlobal, s.rsc(s.addCorrections)},
+		{"POST", "/api/reviews/{sessionId}/complete", Authenticated(), limitGlobal, s.rsc(s.completeReview)},
+		{"POST", "/api/reviews/{sessionId}/abandon", Authenticated(), limitGlobal, s.rsc(s.abandonReview)},
+
+		// Audit log.
+		{"GET", "/api/audit", Authenticated(), limitGlobal, s.rsc(s.listAudit)},
+		{"GET", "/api/audit/report", Authenticated(), limitGlobal, s.rsc(s.auditReport)},
+
+		// API documentation.
+		{"GET", "/api/openapi.json", Public(), limitGlobal, s.openAPI},
+		{"GET", "/api/docs", Public(), limitGlobal, s.docsPage},
+		{"GET", "/api/docs/{file}", Public(), limitGlobal, s.docsAsset},
+	}
+}
+
+// decodeBody reads a JSON object into v, refusing unknown fields, trailing
+// data and a missing body with 400 (413 past the body limit).
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("unexpected data after the JSON object")
+	}
+	if err == nil {
+		return true
+	}
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &mbe):
+		httperr.Write(w, http.StatusRequestEntityTooLarge, "Request body too large")
+	case errors.Is(err, io.EOF):
+		httperr.Write(w, http.StatusBadRequest, "Request body must be a JSON object")
+	default:
+		httperr.Write(w, http.StatusBadRequest, "Invalid request body: "+jsonProblem(err))
+	}
+	return false
+}
+
+// jsonProblem turns a decoding error into a message naming the field.
+func jsonProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return te.Field + " must be " + te.Type.String()
+	}
+	msg := err.Error()
+	if i := strings.Index(msg, "json: "); i >= 0 {
+		msg = msg[i+6:]
+	}
+	return msg
+}
+
+// actor names who acted, for audit rows and created_by columns.
+func actor(id *docplatform.Identity) string {
+	if id == nil {
+		return ""
+	}
+	if id.ViaAPIKey() {
+		return "apikey:" + id.APIKeyID
+	}
+	return id.UserID
+}
+
+// allow applies the single-resource helper (CheckGroupAccess) to a
+// loaded resource's group and answers a refusal; a 403 is audited as
+// access denied.
+func (s *Server) allow(w http.ResponseWriter, r *http.Request, groupID string, minRole docplatform.Role) bool {
+	id := IdentityFrom(r.Context())
+	switch CheckGroupAccess(id, &groupID, minRole) {
+	case 0:
+		return true
+	case http.StatusForbidden:
+		if _, member := id.GroupRoles[groupID]; member && id != nil {
+			s.deny(w, r, groupID, "Insufficient role within the group")
+		} else {
+			s.deny(w, r, groupID, "User is not a member of the resource's group")
+		}
+	default:
+		httperr.Write(w, http.StatusNotFound, "Not found")
+	}
+	return false
+}
+
+// storeErr answers a store error: not found 404, conflict 409, invalid
+// 400, anything else 500.
+func (s *Server) storeErr(w http.ResponseWriter, r *http.Request, what string, err error) {
+	switch {
+	case errors.Is(err, docplatform.ErrNotFound):
+		httperr.Write(w, http.StatusNotFound, what+" not found")
+	case errors.Is(err, docplatform.ErrConflict):
+		httperr.Write(w, http.StatusConflict, what+": conflict")
+	case errors.Is(err, docplatform.ErrInvalid):
+		httperr.Write(w, http.StatusBadRequest, err.Error())
+	default:
+		s.internalError(w, r, what, err)
+	}
+}
+
+// ResourceBodyLimits are the per-route body limits the resources need
+// beyond Options.MaxBody, for Options.RouteMaxBody: an upload may carry
+// MaxUpload bytes plus the multipart framing.
+func ResourceBodyLimits(res Resources) map[string]int64 {
+	if res.MaxUpload <= 0 {
+		res.MaxUpload = DefaultMaxUpload
+	}
+	return map[string]int64{"POST /api/documents": res.MaxUpload + 64<<10}
 }

@@ -133,13 +133,13 @@ func TestResources(t *testing.T) {
 			t.Run("reviews: the lock excludes a second reviewer until it lapses, then is taken over", func(t *testing.T) {
 				g := mkGroup(t, s)
 				d := mkDoc(t, s, g, "r.pdf", time.Time{})
-				r1, err := s.StartReview(ctx, d.ID, "alice", time.Hour)
+				r1, _, err := s.StartReview(ctx, d.ID, "alice", time.Hour)
 				noErr(t, err)
-				_, err = s.StartReview(ctx, d.ID, "bob", time.Hour)
+				_, _, err = s.StartReview(ctx, d.ID, "bob", time.Hour)
 				wantErr(t, err, docplatform.ErrLocked)
-				again, err := s.StartReview(ctx, d.ID, "alice", time.Hour)
+				again, created, err := s.StartReview(ctx, d.ID, "alice", time.Hour)
 				noErr(t, err)
-				if again.ID != r1.ID {
+				if again.ID != r1.ID || created {
 					t.Fatal("same reviewer got a second session")
 				}
 				_, err = s.AddCorrections(ctx, r1.ID, "alice", time.Hour, []docplatform.Correction{{Field: "total", OriginalValue: "1", Value: "7"}})
@@ -147,9 +147,9 @@ func TestResources(t *testing.T) {
 				_, err = s.AddCorrections(ctx, r1.ID, "bob", time.Hour, []docplatform.Correction{{Field: "total", Value: "7"}})
 				wantErr(t, err, docplatform.ErrNotActive)
 				// Lapse the lock by starting with a negative lifetime.
-				_, err = s.StartReview(ctx, d.ID, "alice", -time.Second)
+				_, _, err = s.StartReview(ctx, d.ID, "alice", -time.Second)
 				noErr(t, err)
-				r2, err := s.StartReview(ctx, d.ID, "bob", time.Hour)
+				r2, _, err := s.StartReview(ctx, d.ID, "bob", time.Hour)
 				noErr(t, err)
 				old, err := s.ReviewSession(ctx, r1.ID)
 				noErr(t, err)
@@ -175,7 +175,7 @@ func TestResources(t *testing.T) {
 				var wg sync.WaitGroup
 				errs := make([]error, 6)
 				for i := range errs {
-					wg.Go(func() { _, errs[i] = s.StartReview(ctx, d.ID, uniq("rev"), time.Hour) })
+					wg.Go(func() { _, _, errs[i] = s.StartReview(ctx, d.ID, uniq("rev"), time.Hour) })
 				}
 				wg.Wait()
 				wins := 0

@@ -25,11 +25,11 @@ func scanReview(row interface{ Scan(...any) error }) (docplatform.ReviewSession,
 // unexpired lock: docplatform.ErrLocked. An expired lock is taken over: the
 // old session becomes EXPIRED and a new one starts. The partial unique
 // index on ACTIVE sessions settles two reviewers starting at once.
-func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, ttl time.Duration) (docplatform.ReviewSession, error) {
+func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, ttl time.Duration) (session docplatform.ReviewSession, created bool, err error) {
 	const what = "start review"
 	now := s.now()
 	var out docplatform.ReviewSession
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
 		cur, err := scanReview(tx.QueryRowContext(ctx, `SELECT `+reviewCols+` FROM review_sessions r JOIN documents d ON d.id = r.document_id
 			WHERE r.document_id = $1 AND r.status = 'ACTIVE'`, documentID))
 		switch {
@@ -52,6 +52,7 @@ func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, 
 		if err := tx.QueryRowContext(ctx, `SELECT group_id FROM documents WHERE id = $1`, documentID).Scan(&groupID); err != nil {
 			return dbErr(what, err)
 		}
+		created = true
 		out = docplatform.ReviewSession{ID: newID(), DocumentID: documentID, GroupID: groupID, ReviewerID: reviewerID, Status: docplatform.ReviewActive, CreatedAt: now, ExpiresAt: now.Add(ttl)}
 		_, err = tx.ExecContext(ctx, `INSERT INTO review_sessions (id, document_id, reviewer_id, status, created_at, expires_at) VALUES ($1, $2, $3, 'ACTIVE', $4, $5)`,
 			out.ID, documentID, reviewerID, s.at(now), s.at(out.ExpiresAt))
@@ -61,9 +62,9 @@ func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, 
 		return err
 	})
 	if err != nil {
-		return docplatform.ReviewSession{}, err
+		return docplatform.ReviewSession{}, false, err
 	}
-	return out, nil
+	return out, created, nil
 }
 
 // ReviewSession returns a session by id.

@@ -1,0 +1,356 @@
+package httpapi
+
+import (
+	"encoding/base64"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/docplatform/filestore"
+	"github.com/govkit/govkit/internal/httperr"
+)
+
+type documentView struct {
+	ID          string    `json:"id"`
+	GroupID     string    `json:"groupId"`
+	FileName    string    `json:"fileName"`
+	ContentType string    `json:"contentType"`
+	Size        int64     `json:"size"`
+	SHA256      string    `json:"sha256"`
+	UploadedBy  string    `json:"uploadedBy"`
+	CreatedAt   time.Time `json:"createdAt"`
+	HasOCR      bool      `json:"hasOcr"`
+}
+
+func viewDocument(d docplatform.Document) documentView {
+	return documentView{d.ID, d.GroupID, d.FileName, d.ContentType, d.Size, d.SHA256, d.UploadedBy, d.CreatedAt.UTC(), d.HasOCR}
+}
+
+// maxFileName bounds a stored file name in bytes (common file systems'
+// limit, and what Content-Disposition will carry back).
+const maxFileName = 255
+
+// SanitizeFileName turns a client's file name into one safe to store and
+// send back: only the last path element (either slash), no control or
+// format characters, no leading dots, spaces trimmed, at most 255 bytes
+// cut at a character boundary; empty becomes "document".
+func SanitizeFileName(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	name = path.Base(name)
+	name = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return -1
+		}
+		return r
+	}, name)
+	name = strings.TrimLeft(strings.TrimSpace(name), ".")
+	name = strings.TrimSpace(name)
+	for len(name) > maxFileName {
+		_, size := utf8.DecodeLastRuneInString(name)
+		name = name[:len(name)-size]
+	}
+	if name == "" || name == "/" {
+		return "document"
+	}
+	return name
+}
+
+// uploadDocument: POST /api/documents?groupId= with a multipart body whose
+// part "file" is the document (a member's token or the group's API key).
+// The group id is a query parameter because the body is not JSON. The
+// part is streamed to a staged file (never held in memory), its type is
+// sniffed from its bytes, and only when the row is recorded is the file
+// committed; any failure leaves neither row nor file. Larger than
+// MaxUpload: 413.
+func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs ResourceStore, res Resources) {
+	ctx := r.Context()
+	if res.Files == nil {
+		httperr.Write(w, http.StatusServiceUnavailable, "Document storage is not configured")
+		return
+	}
+	gid := r.URL.Query().Get("groupId")
+	if _, ok := s.liveGroup(w, r, rs, gid); !ok {
+		return
+	}
+	mr, err := r.MultipartReader()
+	if err != nil {
+		httperr.Write(w, http.StatusBadRequest, "The body must be multipart/form-data with a part named file")
+		return
+	}
+	var staged *filestore.Staged
+	var name string
+	for {
+		part, err := mr.NextPart()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			s.uploadFailed(w, r, err)
+			return
+		}
+		if part.FormName() != "file" || staged != nil {
+			part.Close()
+			continue
+		}
+		name = SanitizeFileName(part.FileName())
+		staged, err = res.Files.Stage(part, res.MaxUpload)
+		part.Close()
+		if err != nil {
+			s.uploadFailed(w, r, err)
+			return
+		}
+		defer staged.Discard()
+	}
+	if staged == nil {
+		httperr.Write(w, http.StatusBadRequest, "The multipart body has no part named file")
+		return
+	}
+	id := IdentityFrom(ctx)
+	d, err := rs.CreateDocument(ctx, docplatform.Document{
+		GroupID: gid, FileName: name, ContentType: staged.ContentType, Size: staged.Size,
+		SHA256: staged.SHA256, StorageKey: staged.Key, UploadedBy: actor(id),
+	})
+	if err != nil {
+		s.storeErr(w, r, "Group", err)
+		return
+	}
+	if err := staged.Commit(); err != nil {
+		if derr := rs.DeleteDocument(ctx, d.ID); derr != nil {
+			s.o.Logger.ErrorContext(ctx, "upload: row left without its file", slog.String("document", d.ID), slog.String("error", derr.Error()))
+		}
+		s.internalError(w, r, "upload: commit file", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, viewDocument(d))
+}
+
+func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error) {
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.Is(err, filestore.ErrTooLarge), errors.As(err, &mbe):
+		httperr.Write(w, http.StatusRequestEntityTooLarge, "The document exceeds the size limit")
+	case errors.Is(err, filestore.ErrEmpty):
+		httperr.Write(w, http.StatusBadRequest, "The document is empty")
+	case strings.HasPrefix(err.Error(), "multipart:"), errors.Is(err, io.ErrUnexpectedEOF):
+		httperr.Write(w, http.StatusBadRequest, "Malformed multipart body")
+	default:
+		s.internalError(w, r, "upload", err)
+	}
+}
+
+// encodeCursor and decodeCursor make the listing's opaque page cursor.
+func encodeCursor(d docplatform.Document) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(d.CreatedAt.UTC().Format(time.RFC3339Nano) + "|" + d.ID))
+}
+
+func decodeCursor(s string) (*docplatform.DocumentCursor, bool) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, false
+	}
+	ts, id, ok := strings.Cut(string(b), "|")
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if !ok || err != nil || id == "" {
+		return nil, false
+	}
+	return &docplatform.DocumentCursor{CreatedAt: t, ID: id}, true
+}
+
+// listDocuments: GET /api/documents, newest first, restricted to the
+// caller's groups (an API key: its group; a system admin: every group).
+// Filters: groupId (403 outside the caller's groups), contentType, q
+// (file name contains, ignoring case), createdAfter / createdBefore (RFC
+// 3339), hasOcr (true|false). Paging: limit (1-200, default 50) and
+// cursor (nextCursor of the previous page; null on the last page).
+func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
+	id := IdentityFrom(r.Context())
+	q := r.URL.Query()
+	var f docplatform.DocumentFilter
+	f.GroupIDs, f.AllGroups = id.GroupIDs()
+	f.AllGroups = !f.AllGroups
+	if gid := q.Get("groupId"); gid != "" {
+		if !s.allow(w, r, gid, "") {
+			return
+		}
+		f.GroupID = gid
+	}
+	f.ContentType = q.Get("contentType")
+	f.NameContains = q.Get("q")
+	for _, p := range []struct {
+		name string
+		dst  **time.Time
+	}{{"createdAfter", &f.CreatedAfter}, {"createdBefore", &f.CreatedBefore}} {
+		if v := q.Get(p.name); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				httperr.Write(w, http.StatusBadRequest, p.name+" must be an RFC 3339 time")
+				return
+			}
+			*p.dst = &t
+		}
+	}
+	if v := q.Get("hasOcr"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			httperr.Write(w, http.StatusBadRequest, "hasOcr must be true or false")
+			return
+		}
+		f.HasOCR = &b
+	}
+	limit, ok := intParam(w, r, "limit", 50, 1, 200)
+	if !ok {
+		return
+	}
+	f.Limit = limit + 1
+	if v := q.Get("cursor"); v != "" {
+		c, ok := decodeCursor(v)
+		if !ok {
+			httperr.Write(w, http.StatusBadRequest, "cursor is not one this server gave out")
+			return
+		}
+		f.After = c
+	}
+	docs, err := rs.ListDocuments(r.Context(), f)
+	if err != nil {
+		s.internalError(w, r, "list documents", err)
+		return
+	}
+	var next *string
+	if len(docs) > limit {
+		docs = docs[:limit]
+		c := encodeCursor(docs[limit-1])
+		next = &c
+	}
+	out := make([]documentView, len(docs))
+	for i, d := range docs {
+		out[i] = viewDocument(d)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"documents": out, "nextCursor": next})
+}
+
+// document loads the document named by the path and applies the group
+// check; unknown: 404.
+func (s *Server) document(w http.ResponseWriter, r *http.Request, rs ResourceStore, minRole docplatform.Role) (docplatform.Document, bool) {
+	d, err := rs.Document(r.Context(), r.PathValue("id"))
+	if errors.Is(err, docplatform.ErrNotFound) {
+		httperr.Write(w, http.StatusNotFound, "Document not found")
+		return d, false
+	}
+	if err != nil {
+		s.internalError(w, r, "load document", err)
+		return d, false
+	}
+	return d, s.allow(w, r, d.GroupID, minRole)
+}
+
+// getDocument: GET /api/documents/{id} → metadata.
+func (s *Server) getDocument(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
+	if d, ok := s.document(w, r, rs, ""); ok {
+		writeJSON(w, http.StatusOK, viewDocument(d))
+	}
+}
+
+// activeTypes could run in a browser that ignored the attachment
+// disposition; they are served as opaque bytes.
+func safeContentType(ct string) string {
+	mt, _, _ := mime.ParseMediaType(ct)
+	switch mt {
+	case "text/html", "text/xml", "application/xml", "image/svg+xml", "application/xhtml+xml", "text/javascript", "application/javascript", "":
+		return "application/octet-stream"
+	}
+	return ct
+}
+
+// ContentDisposition is an RFC 6266 attachment header for name: an ASCII
+// fallback in filename (quotes, backslashes and non-ASCII replaced) and
+// the exact name in filename* (RFC 8187, UTF-8, percent-encoded).
+func ContentDisposition(name string) string {
+	fallback := strings.Map(func(r rune) rune {
+		if r < 0x20 || r > 0x7e || r == '"' || r == '\\' {
+			return '_'
+		}
+		return r
+	}, name)
+	var enc strings.Builder
+	for _, b := range []byte(name) {
+		if isAttrChar(b) {
+			enc.WriteByte(b)
+		} else {
+			enc.WriteString("%" + strings.ToUpper(strconv.FormatUint(uint64(b)>>4, 16)+strconv.FormatUint(uint64(b)&15, 16)))
+		}
+	}
+	return `attachment; filename="` + fallback + `"; filename*=UTF-8''` + enc.String()
+}
+
+// isAttrChar is RFC 8187's attr-char.
+func isAttrChar(b byte) bool {
+	switch {
+	case 'a' <= b && b <= 'z', 'A' <= b && b <= 'Z', '0' <= b && b <= '9':
+		return true
+	}
+	return strings.IndexByte("!#$&+-.^_`|~", b) >= 0
+}
+
+// downloadDocument: GET /api/documents/{id}/content → the bytes as an
+// attachment, never rendered inline (nosniff, a sandboxing CSP, active
+// types sent as application/octet-stream). Ranges and conditional
+// requests are served by http.ServeContent.
+func (s *Server) downloadDocument(w http.ResponseWriter, r *http.Request, rs ResourceStore, res Resources) {
+	if res.Files == nil {
+		httperr.Write(w, http.StatusServiceUnavailable, "Document storage is not configured")
+		return
+	}
+	d, ok := s.document(w, r, rs, "")
+	if !ok {
+		return
+	}
+	f, err := res.Files.Open(d.StorageKey)
+	if errors.Is(err, filestore.ErrNotFound) {
+		s.o.Logger.ErrorContext(r.Context(), "document row without its file", slog.String("document", d.ID))
+		httperr.Write(w, http.StatusNotFound, "Document content not found")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, "open document", err)
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("Content-Type", safeContentType(d.ContentType))
+	h.Set("Content-Disposition", ContentDisposition(d.FileName))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	h.Set("Cache-Control", "private, no-store")
+	h.Set("ETag", `"`+d.SHA256+`"`)
+	http.ServeContent(w, r, "", d.CreatedAt, f)
+}
+
+// deleteDocument: DELETE /api/documents/{id} → 204 (a member or the
+// group's API key). The row goes first: a file left by a failed removal is
+// unreachable and only logged; a row without its file would be a broken
+// document.
+func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request, rs ResourceStore, res Resources) {
+	d, ok := s.document(w, r, rs, "")
+	if !ok {
+		return
+	}
+	if err := rs.DeleteDocument(r.Context(), d.ID); err != nil {
+		s.storeErr(w, r, "Document", err)
+		return
+	}
+	if res.Files != nil {
+		if err := res.Files.Remove(d.StorageKey); err != nil {
+			s.o.Logger.WarnContext(r.Context(), "document file not removed", slog.String("document", d.ID), slog.String("error", err.Error()))
+		}
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
