@@ -90,6 +90,10 @@ func gather(w *workspace) evidence {
 			e.older(2, fmt.Sprintf("%s is in the v1 layout (server/)", fs[0].rel))
 		}
 	}
+	for _, rel := range sortedFiles(w, isV1Default) {
+		server = true
+		e.older(2, fmt.Sprintf("%s is a file of the v1 release (server/)", rel))
+	}
 	src := false
 	envNames, local := map[string]bool{}, false
 	for _, r := range []role{roleConfig, roleMiddleware, roleDatasource} {

@@ -80,7 +80,23 @@ func rewriteV1(w *workspace, o *Options) error {
 			w.act("%s → %s", f.rel, target)
 		}
 	}
+	for _, rel := range sortedFiles(w, isV1Default) {
+		w.remove(rel)
+		w.act("%s removed: a default file of the v1 release (v2 has its defaults built in)", rel)
+		w.note("%s was removed (it is in the backup): if you changed it rather than a config.local file, copy those settings into the matching src/ local file", rel)
+	}
 	return nil
+}
+
+func sortedFiles(w *workspace, keep func(string) bool) []string {
+	var out []string
+	for rel := range w.files {
+		if keep(rel) {
+			out = append(out, rel)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // rewriteV2 renames notification.logSuccessfulBroadcastDispatches.
@@ -107,7 +123,7 @@ func renameKey(w *workspace, d configDoc, rel, from, to string) error {
 	}
 	if tv, clash := d.get(tp); clash {
 		if strings.TrimSpace(tv.src) != strings.TrimSpace(fv.src) {
-			return fmt.Errorf("%s:%d: both %s (line %d) and %s are set to different values; keep one, then run again", rel, fv.line, from, fv.line, to)
+			return fmt.Errorf("%s:%d: both %s and %s (line %d) are set, to different values; keep one, then run again", rel, fv.line, from, to, tv.line)
 		}
 		w.act("%s: %s removed (same value as %s)", rel, from, to)
 		return d.del(fp)
@@ -643,5 +659,3 @@ func limiterFor(n node) (max, duration float64, err error) {
 	}
 	return 1, mt, nil
 }
-
-var _ = sort.Strings

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 )
 
@@ -233,5 +232,3 @@ func run(ctx context.Context, o Options, out io.Writer) (result, error) {
 func indentAfterFirst(s, ind string) string {
 	return strings.ReplaceAll(s, "\n", "\n"+ind)
 }
-
-var _ = strconv.Itoa

@@ -82,6 +82,17 @@ func parseName(rel string) (depFile, bool) {
 	return depFile{rel: rel, role: r, env: env, ext: ext}, true
 }
 
+// isV1Default reports whether a file is one of the v1 release's own
+// default files (server/config.json, …). v2 builds its defaults in, and the
+// service refuses to start while they are still there.
+func isV1Default(rel string) bool {
+	switch rel {
+	case "server/config.json", "server/config.js", "server/datasources.json", "server/datasources.js", "server/middleware.json", "server/middleware.js":
+		return true
+	}
+	return false
+}
+
 // srcName is the v2+ file name for a role and environment.
 func srcName(r role, env, ext string) string {
 	switch r {
@@ -117,7 +128,7 @@ func loadWorkspace(dir string) (*workspace, error) {
 		}
 		for _, e := range entries {
 			rel := sub + "/" + e.Name()
-			if _, ok := parseName(rel); !ok {
+			if _, ok := parseName(rel); !ok && !isV1Default(rel) {
 				continue
 			}
 			if e.Type()&os.ModeSymlink != 0 {
