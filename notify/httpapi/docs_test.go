@@ -45,13 +45,30 @@ func TestHealthAndDocs(t *testing.T) {
 		}
 		paths := m["paths"].(map[string]any)
 		for _, p := range []string{
+			"/api/subscriptions", "/api/subscriptions/{id}", "/api/subscriptions/{id}/verify",
+			"/api/subscriptions/{id}/unsubscribe", "/api/subscriptions/{id}/unsubscribe/undo", "/api/subscriptions/swift",
+			"/api/subscriptions/count", "/api/subscriptions/services",
 			"/api/configurations", "/api/configurations/{id}", "/api/configurations/count",
 			"/api/bounces", "/api/bounces/{id}", "/api/bounces/count",
+			"/api/administrators", "/api/administrators/{id}", "/api/administrators/login", "/api/administrators/whoami",
+			"/api/administrators/{id}/user-credential", "/api/administrators/{id}/access-tokens",
 			"/api/health",
 		} {
 			if paths[p] == nil {
 				t.Errorf("path %s missing", p)
 			}
+		}
+	})
+
+	t.Run("operations that need a role document the 403 and the token scheme", func(t *testing.T) {
+		m := e.Do(t, "GET", "/api/explorer-json", nil).Map(t)
+		op := m["paths"].(map[string]any)["/api/configurations"].(map[string]any)["get"].(map[string]any)
+		if op["responses"].(map[string]any)["403"] == nil || op["security"] == nil {
+			t.Fatalf("operation %v", op)
+		}
+		schemes := m["components"].(map[string]any)["securitySchemes"].(map[string]any)
+		if schemes["accessToken"] == nil {
+			t.Fatalf("schemes %v", schemes)
 		}
 	})
 
