@@ -98,12 +98,16 @@ func accessCases() []accessCase {
 		{"GET /api/documents", get("/api/documents"), everyone(200)},
 		{"GET /api/documents?groupId", func(rw *rworld, c caller) R { return R{method: "GET", path: "/api/documents?groupId=" + rw.alpha} },
 			codes{member: 200, groupAdmin: 200, other: 403, sysAdmin: 200, groupKey: 200, otherKey: 403}},
-		{"GET /api/documents/{id}", func(rw *rworld, c caller) R { return R{method: "GET", path: "/api/documents/" + rw.doc(rw.alpha, "a.txt", "hello").ID} },
+		{"GET /api/documents/{id}", func(rw *rworld, c caller) R {
+			return R{method: "GET", path: "/api/documents/" + rw.doc(rw.alpha, "a.txt", "hello").ID}
+		},
 			codes{member: 200, groupAdmin: 200, other: 403, sysAdmin: 200, groupKey: 200, otherKey: 403}},
 		{"GET /api/documents/{id}/content", func(rw *rworld, c caller) R {
 			return R{method: "GET", path: "/api/documents/" + rw.doc(rw.alpha, "a.txt", "hello").ID + "/content"}
 		}, codes{member: 200, groupAdmin: 200, other: 403, sysAdmin: 200, groupKey: 200, otherKey: 403}},
-		{"DELETE /api/documents/{id}", func(rw *rworld, c caller) R { return R{method: "DELETE", path: "/api/documents/" + rw.doc(rw.alpha, "a.txt", "hello").ID} },
+		{"DELETE /api/documents/{id}", func(rw *rworld, c caller) R {
+			return R{method: "DELETE", path: "/api/documents/" + rw.doc(rw.alpha, "a.txt", "hello").ID}
+		},
 			codes{member: 204, groupAdmin: 204, other: 403, sysAdmin: 204, groupKey: 204, otherKey: 403}},
 		{"PUT /api/documents/{id}/ocr", func(rw *rworld, c caller) R {
 			return R{method: "PUT", path: "/api/documents/" + rw.doc(rw.alpha, "a.txt", "hello").ID + "/ocr", body: `{"engine":"t","result":{"text":"hello"}}`}
@@ -119,9 +123,13 @@ func accessCases() []accessCase {
 		{"POST /api/workflows", func(rw *rworld, c caller) R {
 			return R{method: "POST", path: "/api/workflows", body: jsonBody(map[string]any{"groupId": rw.alpha, "name": uniqName("wf"), "config": map[string]any{"steps": []string{"ocr"}}})}
 		}, people(403, 201, 403, 201)},
-		{"GET /api/workflows/{id}", func(rw *rworld, c caller) R { return R{method: "GET", path: "/api/workflows/" + rw.workflow(rw.alpha, uniqName("wf")).ID} },
+		{"GET /api/workflows/{id}", func(rw *rworld, c caller) R {
+			return R{method: "GET", path: "/api/workflows/" + rw.workflow(rw.alpha, uniqName("wf")).ID}
+		},
 			codes{member: 200, groupAdmin: 200, other: 403, sysAdmin: 200, groupKey: 200, otherKey: 403}},
-		{"DELETE /api/workflows/{id}", func(rw *rworld, c caller) R { return R{method: "DELETE", path: "/api/workflows/" + rw.workflow(rw.alpha, uniqName("wf")).ID} },
+		{"DELETE /api/workflows/{id}", func(rw *rworld, c caller) R {
+			return R{method: "DELETE", path: "/api/workflows/" + rw.workflow(rw.alpha, uniqName("wf")).ID}
+		},
 			people(403, 204, 403, 204)},
 		{"GET /api/workflows/{id}/versions", func(rw *rworld, c caller) R {
 			return R{method: "GET", path: "/api/workflows/" + rw.workflow(rw.alpha, uniqName("wf")).ID + "/versions"}
