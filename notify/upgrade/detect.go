@@ -59,6 +59,7 @@ var clues = []clue{
 // [lo, hi) with the facts that set each bound.
 type evidence struct {
 	lo, hi     int
+	loKey      bool // lo comes from a key, not only from the layout
 	loWhy      string
 	hiWhy      string
 	weakHi     int // from the layout alone (environment files beside local ones)
@@ -124,8 +125,9 @@ func gather(w *workspace) evidence {
 					where := fmt.Sprintf("%s:%d has %s", f.rel, n.line, c.key)
 					if c.before > 0 {
 						e.older(c.before, where)
-					} else {
+					} else if c.since > e.lo {
 						e.newer(c.since, where)
+						e.loKey = true
 					}
 				}
 			}

@@ -147,6 +147,15 @@ func rewriteV3(w *workspace, o *Options) error {
 	if err != nil {
 		return err
 	}
+	if env != "" && w.ev.loKey && w.ev.lo >= 4 {
+		for _, f := range w.list("src/", roleConfig) {
+			if f.env == env {
+				// Merging again would put the environment's values over the
+				// local ones, the reverse of v4's precedence.
+				return fmt.Errorf("a file of the wrong version: %s (v%d or later), so %s must not be merged into the local file again: from v4 the local file wins over it; if the deployment is at v4, run --from 4", w.ev.loWhy, w.ev.lo, f.rel)
+			}
+		}
+	}
 	if env != "" {
 		for _, f := range append(w.list("src/", roleConfig), append(w.list("src/", roleMiddleware), w.list("src/datasources/", roleDatasource)...)...) {
 			if f.env == env {

@@ -134,6 +134,7 @@ func run(ctx context.Context, o Options, out io.Writer) (result, error) {
 		return res, err
 	}
 	ev := gather(w)
+	w.ev = ev
 	from := o.From
 	if from == 0 {
 		v, derr := ev.detect()

@@ -114,6 +114,7 @@ type workspace struct {
 	actions []string // what the step did, one line each
 	notes   []string // what the operator should know (dropped keys, lost comments)
 	merged  string   // v3 → v4: the environment whose files were merged
+	ev      evidence // what the files say about their version
 }
 
 func loadWorkspace(dir string) (*workspace, error) {
