@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -94,7 +95,14 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 			break
 		}
 		if err != nil {
-			s.uploadFailed(w, r, err)
+			// Whatever NextPart fails on came from the client: a broken or
+			// cut-short body, or one over the body limit.
+			var mbe *http.MaxBytesError
+			if errors.As(err, &mbe) {
+				httperr.Write(w, http.StatusRequestEntityTooLarge, "The document exceeds the size limit")
+			} else {
+				httperr.Write(w, http.StatusBadRequest, "Malformed multipart body")
+			}
 			return
 		}
 		if part.FormName() != "file" || staged != nil {
@@ -140,10 +148,11 @@ func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error)
 		httperr.Write(w, http.StatusRequestEntityTooLarge, "The document exceeds the size limit")
 	case errors.Is(err, filestore.ErrEmpty):
 		httperr.Write(w, http.StatusBadRequest, "The document is empty")
-	case strings.HasPrefix(err.Error(), "multipart:"), errors.Is(err, io.ErrUnexpectedEOF):
-		httperr.Write(w, http.StatusBadRequest, "Malformed multipart body")
-	default:
+	case errors.As(err, new(*fs.PathError)):
+		// Only writing the staged file fails with a path error: the disk.
 		s.internalError(w, r, "upload", err)
+	default:
+		httperr.Write(w, http.StatusBadRequest, "Malformed multipart body")
 	}
 }
 
