@@ -272,3 +272,22 @@ func TestByteOrderMarkIsIgnored(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// Files written with \r\n line ends keep them.
+func TestCRLFLineEndsAreKept(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"src/config.local.js": "module.exports = {\r\n  notification: {\r\n    logSuccessfulBroadcastDispatches: true, // log\r\n  },\r\n};\r\n",
+		"src/config.dev.json": "{\r\n  \"notification\": {\r\n    \"logSuccessfulBroadcastDispatches\": false\r\n  }\r\n}\r\n",
+	})
+	code, out, errOut := runMain(t, nil, "--dir", dir, "--from", "2", "--to", "3")
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	got := readTree(t, dir, true)
+	want := map[string]string{
+		"src/config.local.js": "module.exports = {\r\n  notification: {\r\n    guaranteedBroadcastPushDispatchProcessing: true, // log\r\n  },\r\n};\r\n",
+		"src/config.dev.json": "{\r\n  \"notification\": {\r\n    \"guaranteedBroadcastPushDispatchProcessing\": false\r\n  }\r\n}\r\n",
+	}
+	diffTrees(t, got, want)
+}

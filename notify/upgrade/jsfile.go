@@ -25,6 +25,7 @@ type jsFile struct {
 	root    *jsObject
 	indent  string // one level of indentation as the file uses it
 	edited  bool
+	crlf    bool     // the file's lines end in \r\n
 	dropped []string // comments that an edit could not keep, for the report
 
 	exportAt int                       // start of the line of the module.exports statement
@@ -68,7 +69,10 @@ type jsProp struct {
 var errShape = errors.New("the file must have the shape `module.exports = { … }` (an object literal assigned to module.exports, no other assignment to module.exports or exports)")
 
 func parseJSFile(name, text string) (*jsFile, error) {
-	f := &jsFile{name: name, text: text}
+	// Edits work on \n line ends; a file written with \r\n gets them back.
+	crlf := strings.Contains(text, "\r\n")
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	f := &jsFile{name: name, text: text, crlf: crlf}
 	if err := f.reparse(); err != nil {
 		return nil, err
 	}
@@ -746,7 +750,14 @@ func (f *jsFile) move(from, to []string) error {
 	return f.set(to, v)
 }
 
-func (f *jsFile) bytes() []byte { return []byte(f.text) }
+func (f *jsFile) bytes() []byte { return []byte(f.lineEnds(f.text)) }
+
+func (f *jsFile) lineEnds(s string) string {
+	if f.crlf {
+		return strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	return s
+}
 func (f *jsFile) changed() bool { return f.edited }
 func (f *jsFile) notes() []string {
 	return f.dropped
@@ -855,7 +866,7 @@ func (f *jsFile) extract(path []string) ([]byte, error) {
 	if _, err := parseJSFile(f.name, out); err != nil {
 		return nil, fmt.Errorf("internal error: extracting %s: %v", strings.Join(path, "."), err)
 	}
-	return []byte(out), nil
+	return []byte(f.lineEnds(out)), nil
 }
 
 func isPrefix(prefix, path []string) bool {

@@ -19,10 +19,11 @@ type jsonFile struct {
 	lines  map[*omap]map[string]int // line of each key, for messages
 	indent string
 	edited bool
+	crlf   bool // the file's lines end in \r\n
 }
 
 func parseJSONFile(name string, data []byte) (*jsonFile, error) {
-	f := &jsonFile{name: name, orig: data, lines: map[*omap]map[string]int{}, indent: detectIndent(string(data))}
+	f := &jsonFile{name: name, orig: data, lines: map[*omap]map[string]int{}, indent: detectIndent(string(data)), crlf: bytes.Contains(data, []byte("\r\n"))}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	v, err := f.decode(dec, data)
@@ -273,7 +274,14 @@ func (f *jsonFile) bytes() []byte {
 	if !f.edited {
 		return f.orig
 	}
-	return []byte(renderJSON(f.root, f.indent, false) + "\n")
+	return f.lineEnds(renderJSON(f.root, f.indent, false) + "\n")
+}
+
+func (f *jsonFile) lineEnds(s string) []byte {
+	if f.crlf {
+		s = strings.ReplaceAll(s, "\n", "\r\n")
+	}
+	return []byte(s)
 }
 
 func (f *jsonFile) changed() bool   { return f.edited }
@@ -296,5 +304,5 @@ func (f *jsonFile) extract(path []string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("%s:%d: %s is not an object", f.name, f.lines[f.root][path[0]], strings.Join(path, "."))
 	}
-	return []byte(renderJSON(m, f.indent, false) + "\n"), nil
+	return f.lineEnds(renderJSON(m, f.indent, false) + "\n"), nil
 }
