@@ -4,7 +4,7 @@
 // Variable names and defaults are the original platform's (SSO_*,
 // FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
 // PORT, TRUSTED_PROXIES, REDIS_URL, REDIS_KEY_PREFIX, COOKIE_SECRET,
-// DOCUMENT_STORAGE). Every
+// DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS). Every
 // problem is collected and reported together, so an operator fixes a
 // deployment in one go instead of one variable per restart.
 package config
@@ -55,6 +55,12 @@ type Config struct {
 	RedisKeyPrefix  string
 	CookieSecret    string // COOKIE_SECRET: at least 32 characters
 	DocumentStorage string // DOCUMENT_STORAGE: default {data dir}/documents
+	// DocumentMaxBytes bounds one uploaded document (DOCUMENT_MAX_BYTES,
+	// default 25 MiB).
+	DocumentMaxBytes int64
+	// ReviewLockTTL is how long an idle review session holds its document
+	// (REVIEW_LOCK_TTL_MS, default 15 minutes).
+	ReviewLockTTL time.Duration
 }
 
 // Error lists every configuration problem found.
@@ -161,6 +167,8 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 	if c.DocumentStorage == "" {
 		c.DocumentStorage = filepath.Join(dataDir, "documents")
 	}
+	c.DocumentMaxBytes = int64(num("DOCUMENT_MAX_BYTES", 25<<20))
+	c.ReviewLockTTL = ms("REVIEW_LOCK_TTL_MS", 15*60*1000)
 	if len(problems) > 0 {
 		return c, &Error{Problems: problems}
 	}

@@ -56,6 +56,8 @@ func TestDefaults(t *testing.T) {
 		{"port 3002", c.Port, 3002},
 		{"SQLite under the data dir", c.DatabaseURL, "/data/docplatform.db"},
 		{"documents under the data dir", c.DocumentStorage, "/data/documents"},
+		{"uploads up to 25 MiB", c.DocumentMaxBytes, int64(25 << 20)},
+		{"review locks 15 min", c.ReviewLockTTL, 15 * time.Minute},
 	}
 	for _, ch := range checks {
 		if ch.got != ch.want {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -452,5 +453,67 @@ func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 	// Cookies are per host, not per port, as in browsers.
 	if code, p := second.me(t, c); code != 200 || !p.IsSystemAdmin {
 		t.Fatalf("session after restart: %d %+v", code, p)
+	}
+}
+
+// The platform `govkit dev` and `serve` start has its resources wired:
+// a system admin creates a group and its API key, a machine uploads a
+// document larger than the 1 MiB JSON limit with the key, and reads it back.
+func TestDocumentsThroughTheWiredPlatform(t *testing.T) {
+	s := start(t, "")
+	c := browser(t)
+	s.login(t, c, "admin", "Admin-123")
+	csrf := map[string]string{"X-CSRF-Token": s.cookie(c, "/", "csrf_token"), "Content-Type": "application/json"}
+	post := func(path, body string) *http.Response {
+		req, _ := http.NewRequest("POST", s.base+path, strings.NewReader(body))
+		for k, v := range csrf {
+			req.Header.Set(k, v)
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { resp.Body.Close() })
+		return resp
+	}
+	resp := post("/api/groups", `{"name":"Finance"}`)
+	var g struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&g)
+	if resp.StatusCode != 201 || g.ID == "" {
+		t.Fatalf("create group: %s", resp.Status)
+	}
+	resp = post("/api/api-key", `{"groupId":"`+g.ID+`"}`)
+	var k struct{ Key string }
+	json.NewDecoder(resp.Body).Decode(&k)
+	if resp.StatusCode != 201 || k.Key == "" {
+		t.Fatalf("create key: %s", resp.Status)
+	}
+
+	content := bytes.Repeat([]byte("%PDF-1.7 govkit "), 2<<16) // 2 MiB
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	fw, _ := mw.CreateFormFile("file", "report.pdf")
+	fw.Write(content)
+	mw.Close()
+	req, _ := http.NewRequest("POST", s.base+"/api/documents?groupId="+g.ID, &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("X-API-Key", k.Key)
+	up, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer up.Body.Close()
+	var d struct {
+		ID   string
+		Size int64
+	}
+	json.NewDecoder(up.Body).Decode(&d)
+	if up.StatusCode != 201 || d.Size != int64(len(content)) {
+		t.Fatalf("upload: %s %+v", up.Status, d)
+	}
+	got := s.do(t, nil, "GET", "/api/documents/"+d.ID+"/content", map[string]string{"X-API-Key": k.Key})
+	b, _ := io.ReadAll(got.Body)
+	if got.StatusCode != 200 || !bytes.Equal(b, content) {
+		t.Fatalf("download: %s, %d bytes", got.Status, len(b))
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/govkit/govkit/docplatform/config"
+	"github.com/govkit/govkit/docplatform/filestore"
 	"github.com/govkit/govkit/docplatform/httpapi"
 	"github.com/govkit/govkit/docplatform/sqlstore"
 	"github.com/govkit/govkit/docplatform/sso"
@@ -104,8 +105,21 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 	}
 	cancel()
 
+	files, err := filestore.Open(cfg.DocumentStorage)
+	if err != nil {
+		return nil, fmt.Errorf("DOCUMENT_STORAGE: %w", err)
+	}
+	// Uploads a crash cut short are left as temporary files; an hour is
+	// longer than any upload in progress.
+	if n, err := files.Sweep(time.Hour); err != nil {
+		log.Warn("sweeping unfinished uploads", slog.String("error", err.Error()))
+	} else if n > 0 {
+		log.Info("removed unfinished uploads", slog.Int("files", n))
+	}
+	res := httpapi.Resources{Files: files, MaxUpload: cfg.DocumentMaxBytes, ReviewLock: cfg.ReviewLockTTL}
+
 	api, err := httpapi.New(httpapi.Options{
-		OIDC: oc, Store: store,
+		OIDC: oc, Store: httpapi.WithResources(store, res), RouteMaxBody: httpapi.ResourceBodyLimits(res),
 		FrontendURL: cfg.FrontendURL, PostLogoutRedirectURI: cfg.PostLogoutRedirectURI,
 		SecureCookies: cfg.SecureCookies, CookieSecret: cfg.CookieSecret,
 		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,

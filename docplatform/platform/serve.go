@@ -28,7 +28,8 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintln(stderr, "Usage: govkit docplatform serve [--data-dir DIR] [--listen ADDR]")
 		fmt.Fprintln(stderr, "\nServes the document platform, configured by environment variables:")
 		fmt.Fprintln(stderr, "  required: SSO_AUTH_SERVER_URL SSO_REALM SSO_CLIENT_ID SSO_CLIENT_SECRET SSO_REDIRECT_URI FRONTEND_URL COOKIE_SECRET")
-		fmt.Fprintln(stderr, "  optional: SSO_POST_LOGOUT_REDIRECT_URI NODE_ENV DATABASE_URL PORT TRUSTED_PROXIES REDIS_URL REDIS_KEY_PREFIX DOCUMENT_STORAGE")
+		fmt.Fprintln(stderr, "  optional: SSO_POST_LOGOUT_REDIRECT_URI NODE_ENV DATABASE_URL PORT TRUSTED_PROXIES REDIS_URL REDIS_KEY_PREFIX")
+		fmt.Fprintln(stderr, "            DOCUMENT_STORAGE DOCUMENT_MAX_BYTES REVIEW_LOCK_TTL_MS")
 		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
 		fs.PrintDefaults()
 	}
