@@ -119,7 +119,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, tt.files)
-			before := readTree(t, dir, false)
+			before := snapshot(t, dir)
 			code, out, errOut := runMain(t, tt.env, append([]string{"--dir", dir}, tt.args...)...)
 			if code != tt.wantCode {
 				t.Errorf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, out, errOut)
@@ -129,7 +129,7 @@ func TestBadInputChangesNothing(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", w, errOut)
 				}
 			}
-			diffTrees(t, readTree(t, dir, false), before)
+			diffTrees(t, snapshot(t, dir), before)
 		})
 	}
 }
@@ -205,7 +205,6 @@ func TestReadOnlyDirectoryChangesNothing(t *testing.T) {
 			for d := dir; d != "/" && d != "."; d = filepath.Dir(d) {
 				os.Chmod(d, 0o755)
 			}
-			before := readTree(t, dir, false)
 			var locked []string
 			filepath.Walk(filepath.Join(dir, readOnly), func(p string, info os.FileInfo, err error) error {
 				if err == nil && info.IsDir() {
@@ -225,6 +224,7 @@ func TestReadOnlyDirectoryChangesNothing(t *testing.T) {
 					os.Chmod(d, 0o755)
 				}
 			})
+			before := snapshot(t, dir)
 			code, out := runAsNobody(t, "--dir", dir, "--from", "3", "--to", "4", "--env", "production")
 			if code != ExitProblems {
 				t.Errorf("exit %d, want %d:\n%s", code, ExitProblems, out)
@@ -234,10 +234,7 @@ func TestReadOnlyDirectoryChangesNothing(t *testing.T) {
 					t.Errorf("output lacks %q:\n%s", w, out)
 				}
 			}
-			for _, d := range locked {
-				os.Chmod(d, 0o755)
-			}
-			diffTrees(t, readTree(t, dir, false), before)
+			diffTrees(t, snapshot(t, dir), before)
 		})
 	}
 }
@@ -250,12 +247,12 @@ func TestSymlinkedConfigFileIsRefused(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "shared/config.local.json"), filepath.Join(dir, "src/config.local.json")); err != nil {
 		t.Fatal(err)
 	}
-	before := readTree(t, dir, false)
+	before := snapshot(t, dir)
 	code, _, errOut := runMain(t, nil, "--dir", dir, "--from", "3", "--to", "4")
 	if code != ExitProblems || !strings.Contains(errOut, "src/config.local.json is a symbolic link") {
 		t.Errorf("exit %d:\n%s", code, errOut)
 	}
-	diffTrees(t, readTree(t, dir, false), before)
+	diffTrees(t, snapshot(t, dir), before)
 }
 
 // A byte order mark does not stop a JSON file from being read, as it does

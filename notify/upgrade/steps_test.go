@@ -45,6 +45,38 @@ func readTree(t *testing.T, dir string, skipBackups bool) map[string]string {
 	return out
 }
 
+// snapshot is every file and directory under dir with its content and
+// permissions, to prove that a run changed nothing at all.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		key := filepath.ToSlash(rel)
+		if d.IsDir() {
+			out[key+"/"] = info.Mode().String()
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		out[key] = info.Mode().String() + " " + string(data)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func writeTree(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
 	for rel, data := range files {
@@ -180,7 +212,7 @@ func TestStepsRewriteFixturesToTheNextVersion(t *testing.T) {
 			}
 
 			// A second run changes nothing and says so.
-			all := readTree(t, dir, false)
+			all := snapshot(t, dir)
 			code, out, errOut = runMain(t, c.env, args...)
 			if code != ExitOK {
 				t.Fatalf("second run: exit %d\n%s%s", code, out, errOut)
@@ -188,7 +220,7 @@ func TestStepsRewriteFixturesToTheNextVersion(t *testing.T) {
 			if !strings.Contains(out, "Nothing to change") {
 				t.Errorf("second run does not say that nothing changed:\n%s", out)
 			}
-			diffTrees(t, readTree(t, dir, false), all)
+			diffTrees(t, snapshot(t, dir), all)
 		})
 	}
 }
@@ -200,14 +232,14 @@ func TestDryRunPrintsTheDiffAndChangesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			base := filepath.Join("testdata/steps", c.name)
 			dir := copyTree(t, filepath.Join(base, "before"))
-			before := readTree(t, dir, false)
+			before := snapshot(t, dir)
 			args := append([]string{"--dir", dir, "--from", strconv.Itoa(c.from), "--to", strconv.Itoa(c.from + 1), "--dry-run"}, c.args...)
 			code, out, errOut := runMain(t, c.env, args...)
 			if code != ExitOK {
 				t.Fatalf("exit %d\n%s%s", code, out, errOut)
 			}
-			diffTrees(t, readTree(t, dir, false), before)
-			patched, err := applyUnified(before, out)
+			diffTrees(t, snapshot(t, dir), before)
+			patched, err := applyUnified(readTree(t, dir, false), out)
 			if err != nil {
 				t.Fatalf("the printed diff does not apply: %v\n%s", err, out)
 			}
