@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -123,6 +124,22 @@ func adminFromBody(f notify.Fields) (*notify.Administrator, string, error) {
 	return a, password, nil
 }
 
+// emailTaken refuses an email another administrator has, ignoring case.
+// The unique index decides races; this check gives the same 400 on stores
+// that report the index violation less clearly.
+func (s *Server) emailTaken(ctx context.Context, email string, self notify.ID) error {
+	a, err := s.store.FindAdministratorByEmail(ctx, email)
+	switch {
+	case errors.Is(err, notify.ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case a.ID != self:
+		return fmt.Errorf("administrator email %q: %w", email, notify.ErrDuplicate)
+	}
+	return nil
+}
+
 func validEmail(e string) error {
 	if e == "" {
 		return &notify.FieldError{Field: "email", Rule: "is required"}
@@ -149,6 +166,10 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 	}
 	hash, err := hashPassword(pw)
 	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.emailTaken(r.Context(), a.Email, notify.ID{}); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -250,6 +271,10 @@ func (s *Server) updateAdministrator(w http.ResponseWriter, r *http.Request, rep
 		}
 	}
 	if err := validEmail(next.Email); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := s.emailTaken(r.Context(), next.Email, cur.ID); err != nil {
 		writeError(w, r, err)
 		return
 	}

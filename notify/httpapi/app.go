@@ -67,13 +67,13 @@ type App struct {
 
 // OpenApp connects to storage (starting the embedded store when no uri is
 // configured), prepares it on the primary, and builds the server.
-func OpenApp(ctx context.Context, o AppOptions) (app *App, err error) {
+func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	cfg := o.Config
 	log := o.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	app = &App{}
+	app := &App{}
 	defer func() {
 		if err != nil {
 			_ = app.Close(context.Background())

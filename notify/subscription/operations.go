@@ -514,7 +514,7 @@ func (s *Service) Unsubscribe(ctx context.Context, who notify.UserProfile, req U
 	sub.State = notify.StateDeleted
 	if extra != nil {
 		if err := s.store.Subscriptions().UpdateByID(ctx, sub.ID.Hex(), bson.D{{Key: "$set", Value: bson.D{
-			{Key: "unsubscribedAdditionalServices", Value: notify.NewFields("names", stringsAny(extra.Names), "ids", stringsAny(extra.IDs))},
+			{Key: "unsubscribedAdditionalServices", Value: notify.Fields{{Key: "names", Value: stringsAny(extra.Names)}, {Key: "ids", Value: stringsAny(extra.IDs)}}},
 		}}}); err != nil {
 			reply.Err = err
 			return reply, nil

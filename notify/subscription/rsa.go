@@ -47,7 +47,7 @@ func (s *Service) EnsureRSAKey(ctx context.Context, bits int) error {
 	if err != nil {
 		return err
 	}
-	rec := &notify.Configuration{Name: RSAConfigName, Value: notify.NewFields("private", priv, "public", pub)}
+	rec := &notify.Configuration{Name: RSAConfigName, Value: notify.Fields{{Key: "private", Value: priv}, {Key: "public", Value: pub}}}
 	if err := s.store.Configurations().Insert(ctx, rec); err != nil && !errors.Is(err, notify.ErrDuplicate) {
 		return fmt.Errorf("store rsa key pair: %w", err)
 	}
@@ -60,7 +60,7 @@ func (s *Service) PutRSAKey(ctx context.Context, private, public string) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	rec := &notify.Configuration{Name: RSAConfigName, Value: notify.NewFields("private", private, "public", public)}
+	rec := &notify.Configuration{Name: RSAConfigName, Value: notify.Fields{{Key: "private", Value: private}, {Key: "public", Value: public}}}
 	return s.store.Configurations().Insert(ctx, rec)
 }
 

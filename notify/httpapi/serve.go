@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/govkit/govkit/notify/config"
+)
+
+// Server limits of `govkit notify serve`. The write timeout is long because
+// a synchronous broadcast answers only once every subscriber was processed,
+// as in the original.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = time.Minute
+	WriteTimeout      = 10 * time.Minute
+	IdleTimeout       = 2 * time.Minute
+	MaxHeaderBytes    = 64 << 10
+	ShutdownTimeout   = 30 * time.Second
+)
+
+// RunOptions configure Run.
+type RunOptions struct {
+	// Dir is the deployment directory: config files in Dir/src, TLS
+	// material in Dir/server/certs, as in an existing deployment.
+	Dir string
+	// ConfigDir overrides Dir/src.
+	ConfigDir string
+	// DataDir holds the embedded store's files (used when the datasource has
+	// no uri).
+	DataDir string
+	// Env is the process environment, read once at start: NODE_ENV picks
+	// config files, NOTIFYBC_NODE_ROLE the node role, and the whole map is
+	// process.env of .js config files.
+	Env map[string]string
+	// Log receives the service's log (JSON lines).
+	Log io.Writer
+	// Ready, when set, is called with the listening address once the
+	// service accepts requests.
+	Ready func(addr string)
+	// RSABits is the size of a newly generated RSA key pair (0: 4096).
+	RSABits int
+}
+
+// Run starts the notification service of a deployment directory and serves
+// until ctx ends, then shuts down gracefully: it stops accepting requests,
+// lets in-flight requests and background work finish within
+// ShutdownTimeout, and closes storage. Errors before serving (config, node
+// role, storage, TLS, listening) are returned; the caller exits with 2.
+func Run(ctx context.Context, o RunOptions) error {
+	logger := slog.New(slog.NewJSONHandler(o.Log, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	role, err := config.ParseNodeRole(o.Env["NOTIFYBC_NODE_ROLE"])
+	if err != nil {
+		return err
+	}
+	cfgDir := o.ConfigDir
+	if cfgDir == "" {
+		cfgDir = filepath.Join(o.Dir, "src")
+	}
+	cfg, err := config.Load(config.Options{
+		Dir:      cfgDir,
+		NodeEnv:  o.Env["NODE_ENV"],
+		Env:      o.Env,
+		CertsDir: filepath.Join(o.Dir, "server", "certs"),
+		Log: func(level, msg string) {
+			logger.Info("config script", "level", level, "msg", msg)
+		},
+	})
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		logger.Warn("config", "problem", w.String())
+	}
+	tlsCfg, err := TLSConfig(cfg.TLS)
+	if err != nil {
+		return err
+	}
+	app, err := OpenApp(ctx, AppOptions{Config: cfg, Role: role, DataDir: o.DataDir, Logger: logger, RSABits: o.RSABits})
+	if err != nil {
+		return err
+	}
+	for _, w := range app.Warnings {
+		logger.Warn("start", "problem", w)
+	}
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		if err := app.Close(c); err != nil {
+			logger.Error("close", "err", err)
+		}
+	}()
+	return Listen(ctx, ListenOptions{
+		Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), Handler: app.Server, TLS: tlsCfg,
+		Logger: logger, Ready: o.Ready, Name: "notify",
+	})
+}
+
+// ListenOptions configure Listen.
+type ListenOptions struct {
+	Addr    string
+	Handler http.Handler
+	TLS     *tls.Config
+	Logger  *slog.Logger
+	Ready   func(addr string)
+	Name    string
+	// Listener, when set, is used instead of listening on Addr.
+	Listener net.Listener
+}
+
+// Listen serves h with the service's timeouts until ctx ends, then shuts
+// down gracefully within ShutdownTimeout.
+func Listen(ctx context.Context, o ListenOptions) error {
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", o.Addr)
+		if err != nil {
+			return fmt.Errorf("listen %s: %w", o.Addr, err)
+		}
+	}
+	srv := &http.Server{
+		Handler:           o.Handler,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		TLSConfig:         o.TLS,
+		ErrorLog:          slog.NewLogLogger(o.Logger.Handler(), slog.LevelWarn),
+	}
+	scheme := "http"
+	errc := make(chan error, 1)
+	if o.TLS != nil {
+		scheme = "https"
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
+	addr := ln.Addr().String()
+	o.Logger.Info("listening", "service", o.Name, "url", scheme+"://"+addr)
+	if o.Ready != nil {
+		o.Ready(scheme + "://" + addr)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	o.Logger.Info("shutting down", "service", o.Name)
+	c, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(c); err != nil {
+		return err
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}

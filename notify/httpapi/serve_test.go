@@ -1,0 +1,121 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/notify/httpapi"
+)
+
+// syncBuffer is a log sink safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func deployment(t *testing.T, files map[string]string) string {
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func TestRun(t *testing.T) {
+	t.Run("serves a deployment directory on the embedded store and shuts down on cancel", func(t *testing.T) {
+		dir := deployment(t, map[string]string{
+			"src/config.local.json": `{"host": "127.0.0.1", "port": 0, "email": {"smtp": {"host": "127.0.0.1", "port": 1}}}`,
+		})
+		data := t.TempDir()
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan string, 1)
+		done := make(chan error, 1)
+		logs := &syncBuffer{}
+		go func() {
+			done <- httpapi.Run(ctx, httpapi.RunOptions{Dir: dir, DataDir: data, Env: map[string]string{}, Log: logs, RSABits: 2048,
+				Ready: func(addr string) { ready <- addr }})
+		}()
+		var url string
+		select {
+		case url = <-ready:
+		case err := <-done:
+			t.Fatalf("Run: %v\n%s", err, logs.String())
+		case <-time.After(60 * time.Second):
+			t.Fatal("not ready")
+		}
+		resp, err := http.Get(url + "/api/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("health %d", resp.StatusCode)
+		}
+		// the access token in a query string is never logged
+		resp, err = http.Get(url + "/api/subscriptions?access_token=SECRET-TOKEN-VALUE&unsubscriptionCode=99999")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+		if strings.Contains(logs.String(), "SECRET-TOKEN-VALUE") || strings.Contains(logs.String(), "99999") {
+			t.Fatal("a token or code reached the log")
+		}
+		if !strings.Contains(logs.String(), `"path":"/api/health"`) {
+			t.Fatalf("request not logged:\n%s", logs.String())
+		}
+		if _, err := os.Stat(filepath.Join(data, "notify-db")); err != nil {
+			t.Fatalf("embedded store not in the data dir: %v", err)
+		}
+	})
+	refusals := []struct {
+		name, file, content string
+		env                 map[string]string
+		mention             string
+	}{
+		{"a renamed key of an older version refuses to start", "src/config.local.json", `{"smtp": {"host": "x"}}`, nil, "email.smtp"},
+		{"the slave node role refuses to start naming secondary", "src/config.local.json", `{}`, map[string]string{"NOTIFYBC_NODE_ROLE": "slave"}, "secondary"},
+		{"a datasource url refuses to start naming uri", "src/datasources/db.datasource.local.json", `{"url": "mongodb://x"}`, nil, "uri"},
+	}
+	for _, c := range refusals {
+		t.Run(c.name, func(t *testing.T) {
+			dir := deployment(t, map[string]string{c.file: c.content})
+			env := c.env
+			if env == nil {
+				env = map[string]string{}
+			}
+			err := httpapi.Run(context.Background(), httpapi.RunOptions{Dir: dir, DataDir: t.TempDir(), Env: env, Log: &syncBuffer{}})
+			if err == nil || !strings.Contains(err.Error(), c.mention) {
+				t.Fatalf("err %v, want one naming %q", err, c.mention)
+			}
+		})
+	}
+}
