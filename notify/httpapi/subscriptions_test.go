@@ -613,3 +613,49 @@ func TestSubscriptionSwift(t *testing.T) {
 		}
 	})
 }
+
+func TestSubscriptionAcknowledgementMerge(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	seed(t, e, "/api/configurations", map[string]any{"name": "subscription", "serviceName": "falsy", "value": map[string]any{
+		"anonymousUnsubscription": map[string]any{"acknowledgements": map[string]any{"notification": map[string]any{"email": map[string]any{
+			"from": "no_reply@invalid.local", "subject": "bye {service_name}",
+			"textBody": "n={subscription::n} f={subscription::f} e=[{subscription::e}] missing={subscription::nope} \\{literal\\} {http_host}",
+		}}}},
+	}})
+	id := seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "falsy", "channel": "email", "userChannelId": "f@foo.com", "state": "confirmed", "unsubscriptionCode": "1",
+		"data": map[string]any{"n": 0, "f": false, "e": ""}})["id"].(string)
+
+	t.Run("0, false and empty values are merged; unknown paths stay; escapes are kept literal; http_host keeps the port", func(t *testing.T) {
+		e.Do(t, "GET", "/api/subscriptions/"+id+"/unsubscribe?unsubscriptionCode=1", nil, apitest.Anonymous...).Expect(t, 200)
+		m := e.WaitMail(t, 1)[0]
+		want := "n=0 f=false e=[] missing={subscription::nope} {literal} " + e.URL
+		if strings.TrimSpace(m.Text) != want || m.Subject != "bye falsy" {
+			t.Fatalf("got %q / %q, want %q", m.Subject, m.Text, want)
+		}
+	})
+}
+
+func TestSubscriptionOneClickUnsubscribe(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	id := seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "s", "channel": "email", "userChannelId": "o@foo.com", "state": "confirmed", "unsubscriptionCode": "424242"})["id"].(string)
+	t.Run("RFC 8058 one-click POST to the unsubscribe URL needs the code", func(t *testing.T) {
+		e.Do(t, "POST", "/api/subscriptions/"+id+"/unsubscribe?unsubscriptionCode=1", "List-Unsubscribe=One-Click", apitest.Anonymous...).Expect(t, http.StatusForbidden)
+		e.Do(t, "POST", "/api/subscriptions/"+id+"/unsubscribe?unsubscriptionCode=424242", "List-Unsubscribe=One-Click", apitest.Anonymous...).Expect(t, http.StatusOK)
+		if sub(t, e, id)["state"] != "deleted" {
+			t.Fatal("not unsubscribed")
+		}
+	})
+}
+
+func TestSubscriptionConfirmationFailure(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	e.SMS.SetStatus(http.StatusBadRequest)
+	t.Run("a confirmation that cannot be sent is 502 and leaves no subscription behind", func(t *testing.T) {
+		e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "s", "channel": "sms", "userChannelId": "250"}, apitest.Anonymous...).Expect(t, http.StatusBadGateway)
+		var c map[string]float64
+		e.Do(t, "GET", "/api/subscriptions/count", nil).JSON(t, &c)
+		if c["count"] != 0 {
+			t.Fatalf("count %v", c)
+		}
+	})
+}
