@@ -91,3 +91,20 @@ func TestHealthAndDocs(t *testing.T) {
 		}
 	})
 }
+
+func TestMetrics(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	e.Do(t, "GET", "/api/subscriptions/000000000000000000000001/verify", nil, apitest.Anonymous...)
+	t.Run("anonymous callers are forbidden", func(t *testing.T) {
+		e.Do(t, "GET", "/metrics", nil, apitest.Anonymous...).Expect(t, http.StatusForbidden)
+	})
+	t.Run("super admins get request counts labelled by route pattern, not by id", func(t *testing.T) {
+		body := e.Do(t, "GET", "/metrics", nil).Expect(t, http.StatusOK).Text()
+		if !strings.Contains(body, `notify_http_requests_total{route="GET /api/subscriptions/{id}/verify",status="404"} 1`) {
+			t.Fatalf("metrics:\n%s", body)
+		}
+		if strings.Contains(body, "000000000000000000000001") {
+			t.Fatal("an id became a label")
+		}
+	})
+}

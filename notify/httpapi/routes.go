@@ -53,7 +53,9 @@ func (s *Server) handle(r route) {
 	s.routes = append(s.routes, r)
 	h := r.h
 	roles := r.roles
-	s.mux.Handle(r.method+" "+s.root+r.path, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	pattern := r.method + " " + s.root + r.path
+	s.mux.Handle(pattern, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		setRoute(req, pattern)
 		if roles != nil && !slices.Contains(roles, access.Caller(req.Context()).Role) {
 			writeError(w, req, errForbiddenResource)
 			return

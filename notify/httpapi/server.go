@@ -83,6 +83,7 @@ type Server struct {
 	mux     *http.ServeMux
 	routes  []route
 	handler http.Handler
+	metrics *metrics
 
 	// background work that outlives its request (asynchronous broadcasts)
 	bgCtx    context.Context
@@ -108,6 +109,7 @@ func New(o Options) *Server {
 		maxBody: o.MaxBodyBytes,
 		root:    strings.TrimRight(o.Config.RestAPIRoot, "/"),
 		mux:     http.NewServeMux(),
+		metrics: newMetrics(),
 	}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -120,6 +122,7 @@ func New(o Options) *Server {
 		g(s)
 	}
 	s.registerDocs()
+	s.registerMetrics()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, errNotFound)
 	})
@@ -194,12 +197,19 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
+		ctx, ri := withReqInfo(r.Context())
+		next.ServeHTTP(rec, r.WithContext(ctx))
+		d := time.Since(start)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		s.metrics.observe(ri.route, rec.status, d)
 		s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
 			slog.String("method", r.Method),
 			slog.String("path", r.URL.Path),
+			slog.String("route", ri.route),
 			slog.Int("status", rec.status),
-			slog.Duration("duration", time.Since(start)),
+			slog.Duration("duration", d),
 			slog.String("client", s.ident.ClientIP(r)),
 		)
 	})
