@@ -231,17 +231,31 @@ func TestSubscriptionCreate(t *testing.T) {
 
 func TestSubscriptionDuplicateDetection(t *testing.T) {
 	e := apitest.Start(t, apitest.Options{Config: []map[string]any{{"subscription": map[string]any{"detectDuplicatedSubscription": true}}}})
+	t.Run("subscription tokens stay untouched in the duplicated-subscription message", func(t *testing.T) {
+		seed(t, e, "/api/configurations", map[string]any{"name": "subscription", "serviceName": "dupTok", "value": map[string]any{
+			"duplicatedSubscriptionNotification": map[string]any{"email": map[string]any{"from": "a@b.c", "subject": "dup", "textBody": "dup {subscription::name} {service_name}"}},
+		}})
+		seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "dupTok", "channel": "email", "userChannelId": "d@foo.com", "state": "confirmed"})
+		e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "dupTok", "channel": "email", "userChannelId": "D@foo.com", "data": map[string]any{"name": "Mallory"}}, apitest.Anonymous...).Expect(t, 200)
+		m := e.WaitMail(t, 1)[0]
+		if strings.TrimSpace(m.Text) != "dup {subscription::name} dupTok" || m.Subject != "dup" {
+			t.Fatalf("got %q %q", m.Subject, m.Text)
+		}
+	})
 	seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "myService", "channel": "email", "userChannelId": "Foo@Bar.com", "state": "confirmed", "confirmationRequest": map[string]any{"sendRequest": false}})
 	before := len(e.Mail.Mails())
 	e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "myService", "channel": "email", "userChannelId": "foo@bar.com", "data": map[string]any{"x": "y"}}, apitest.Anonymous...).Expect(t, 200)
 	m := e.WaitMail(t, before+1)[before]
+	if m.Envelope.To[0] != "foo@bar.com" {
+		t.Fatalf("duplicate message to %v", m.Envelope.To)
+	}
 	if m.Subject != "Duplicated Subscription" || !strings.Contains(m.Text, "duplicated subscription was submitted") {
 		t.Fatalf("got %q %q", m.Subject, m.Text)
 	}
 	var c map[string]float64
 	e.Do(t, "GET", "/api/subscriptions/count?where="+q(`{"state":"unconfirmed"}`), nil).JSON(t, &c)
-	if c["count"] != 1 {
-		t.Fatalf("the new unconfirmed record should still be saved: %v", c)
+	if c["count"] != 2 {
+		t.Fatalf("the new unconfirmed records should still be saved: %v", c)
 	}
 }
 
