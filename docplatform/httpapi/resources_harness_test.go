@@ -54,6 +54,12 @@ type rOpt func(*httpapi.Resources)
 
 func newRWorld(t testing.TB, open func(testing.TB) testStore, opts ...rOpt) *rworld {
 	t.Helper()
+	return newRWorldSetup(t, open, nil, opts...)
+}
+
+// newRWorldSetup is newRWorld with knobs of the harness (rate limits, …).
+func newRWorldSetup(t testing.TB, open func(testing.TB) testStore, knobs []func(*setup), opts ...rOpt) *rworld {
+	t.Helper()
 	var rs resStore
 	files, err := filestore.Open(t.TempDir())
 	must(t, err)
@@ -61,11 +67,11 @@ func newRWorld(t testing.TB, open func(testing.TB) testStore, opts ...rOpt) *rwo
 	for _, o := range opts {
 		o(&res)
 	}
-	w := newWorld(t, func(s *setup) {
+	w := newWorld(t, append(knobs, func(s *setup) {
 		rs = resStore{open(s.t).(sqlTestStore), res}
 		s.store = rs
 		s.routeMaxBody = httpapi.ResourceBodyLimits(res)
-	})
+	})...)
 	rw := &rworld{world: w, st: rs, files: files}
 	w.store.setMember(carol.Subject, w.beta, docplatform.RoleMember)
 	rw.betaKey = w.createKey(w.sysadmin, w.beta)
