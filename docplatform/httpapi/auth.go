@@ -54,6 +54,12 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		fail("provider answered error "+truncate(e, 64), nil)
 		return
 	}
+	// RFC 9207: a provider that names itself in the response must be ours,
+	// or a response meant for another provider is being replayed here.
+	if q.Has("iss") && q.Get("iss") != s.o.OIDC.Issuer() {
+		fail("iss of the authorization response is not the provider's", nil)
+		return
+	}
 	pending := s.openLogins(r)
 	p, rest, ok := takeLogin(pending, q.Get("state"))
 	if !ok {
@@ -76,7 +82,11 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.setAccessCookie(w, tokens.AccessToken, tokens.ExpiresIn)
-	s.setRefreshCookie(w, tokens.RefreshToken)
+	// A provider may issue no refresh token (no offline access for the
+	// client); an empty cookie would only make /refresh call it for nothing.
+	if tokens.RefreshToken != "" {
+		s.setRefreshCookie(w, tokens.RefreshToken)
+	}
 	s.setIDCookie(w, tokens.IDToken)
 	s.setCSRFCookie(w)
 	s.writeLogins(w, rest)
@@ -248,7 +258,13 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	target, err := s.o.OIDC.EndSessionURL(ctx, hint, s.postLogout)
 	if err != nil {
 		s.o.Logger.WarnContext(ctx, "logout: identity provider unavailable; cookies cleared only", slog.String("error", err.Error()))
-		target = s.postLogout
+		target = s.o.FrontendURL
+	}
+	if target == "" {
+		// No end_session endpoint: no provider logout to go through, and
+		// SSO_POST_LOGOUT_REDIRECT_URI names where the provider sends the
+		// browser after one, so the browser goes back to the frontend.
+		target = s.o.FrontendURL
 	}
 	http.Redirect(w, r, target, http.StatusFound)
 }

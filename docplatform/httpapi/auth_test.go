@@ -618,3 +618,99 @@ func mustURL(s string) *url.URL {
 	}
 	return u
 }
+
+// A spec-compliant provider's redirect back: Keycloak adds session_state
+// and (RFC 9207) iss. The login completes when iss is the provider's; a
+// foreign iss (a mix-up attack) fails the login.
+func TestCallbackWithProviderResponseParameters(t *testing.T) {
+	cases := []struct {
+		name string
+		opts ssotest.Options
+		ok   bool
+	}{
+		{"iss of the provider and session_state complete the login", ssotest.Options{ResponseIss: true}, true},
+		{"iss of another issuer fails the login", ssotest.Options{WrongIss: true}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t, func(s *setup) { s.idp = tc.opts })
+			h.idp.SetUser(ada)
+			steps := h.stepLogin(noRedirect(newJar(t)))
+			want := h.front.URL
+			if !tc.ok {
+				want += "/?auth_error=callback_failed"
+			}
+			if got := steps.callback.Header.Get("Location"); got != want {
+				t.Fatalf("callback went to %q, want %q", got, want)
+			}
+			if _, ok := setCookies(steps.callback)["access_token"]; ok != tc.ok {
+				t.Errorf("access token set: %v", ok)
+			}
+		})
+	}
+}
+
+// A callback URL replayed after the login completed (browser back button,
+// an attacker with a leaked URL) fails: its login state is gone and the
+// provider refuses the code a second time.
+func TestCallbackReplayFails(t *testing.T) {
+	h := newHarness(t)
+	h.idp.SetUser(ada)
+	c := noRedirect(newJar(t))
+	login := h.do(c, request{method: "GET", path: "/api/auth/login"})
+	a, err := c.Get(login.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Body.Close()
+	cb := a.Header.Get("Location")
+	first, _ := c.Get(cb)
+	first.Body.Close()
+	if first.Header.Get("Location") != h.front.URL {
+		t.Fatalf("first callback went to %q", first.Header.Get("Location"))
+	}
+	// Start another login so a login-state cookie exists again.
+	h.do(c, request{method: "GET", path: "/api/auth/login"})
+	second, _ := c.Get(cb)
+	second.Body.Close()
+	if second.Header.Get("Location") != h.front.URL+"/?auth_error=callback_failed" {
+		t.Fatalf("replayed callback went to %q", second.Header.Get("Location"))
+	}
+	code := mustURL(cb).Query().Get("code")
+	if strings.Contains(h.logs.String(), code) {
+		t.Error("the authorization code reached the log")
+	}
+}
+
+// A provider that issues no refresh token (no offline access) leaves no
+// empty refresh_token cookie behind.
+func TestCallbackWithoutRefreshToken(t *testing.T) {
+	h := newHarness(t)
+	h.idp.NoRefreshToken = true
+	h.idp.SetUser(ada)
+	steps := h.stepLogin(noRedirect(newJar(t)))
+	set := setCookies(steps.callback)
+	if _, ok := set["access_token"]; !ok || steps.callback.Header.Get("Location") != h.front.URL {
+		t.Fatalf("login failed: %q", steps.callback.Header.Get("Location"))
+	}
+	if rc, ok := set["refresh_token"]; ok {
+		t.Errorf("refresh_token cookie set without a refresh token: %+v", rc[0])
+	}
+}
+
+// A provider without end_session_endpoint: logout clears the cookies and
+// sends the browser to FRONTEND_URL.
+func TestLogoutWithoutEndSessionEndpoint(t *testing.T) {
+	h := newHarness(t, func(s *setup) { s.idp = ssotest.Options{NoEndSession: true} })
+	c := h.login(ada)
+	resp := h.do(noRedirect(c.Jar), request{method: "GET", path: "/api/auth/logout"})
+	if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != h.front.URL {
+		t.Fatalf("%s to %q, want 302 to %q", resp.Status, resp.Header.Get("Location"), h.front.URL)
+	}
+	set := setCookies(resp)
+	for _, name := range []string{"access_token", "refresh_token", "id_token", "csrf_token"} {
+		if len(set[name]) != 1 || set[name][0].MaxAge != -1 {
+			t.Errorf("%s not cleared", name)
+		}
+	}
+}

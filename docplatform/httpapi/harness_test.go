@@ -89,6 +89,8 @@ type setup struct {
 	maxBody  int64
 	// routeMaxBody is Options.RouteMaxBody.
 	routeMaxBody map[string]int64
+	// idp changes the test provider's discovery and authorization response.
+	idp ssotest.Options
 }
 
 func newHarness(t testing.TB, opts ...func(*setup)) *harness {
@@ -105,7 +107,7 @@ func newHarness(t testing.TB, opts ...func(*setup)) *harness {
 		t.Cleanup(func() { m.Close() })
 		cfg.counters = m
 	}
-	h := &harness{t: t, idp: ssotest.New(t), store: cfg.store, clock: &clock{t: time.Now()}, logs: &syncBuffer{}, frontHit: make(chan *url.URL, 16), counters: cfg.counters}
+	h := &harness{t: t, idp: ssotest.New(t, cfg.idp), store: cfg.store, clock: &clock{t: time.Now()}, logs: &syncBuffer{}, frontHit: make(chan *url.URL, 16), counters: cfg.counters}
 	h.front = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case h.frontHit <- r.URL:

@@ -38,6 +38,9 @@ type Store interface {
 // OIDC is what the HTTP layer needs from the identity provider's client
 // (sso.Client).
 type OIDC interface {
+	// Issuer is the provider's issuer, which an authorization response's
+	// iss parameter (RFC 9207) must equal.
+	Issuer() string
 	Discover(ctx context.Context) error
 	AuthCodeURL(ctx context.Context, state, nonce, verifier string) (string, error)
 	Exchange(ctx context.Context, code, verifier, nonce string) (sso.Tokens, sso.Profile, error)

@@ -111,7 +111,9 @@ func New(cfg Config) (*Client, error) {
 		}
 		return m.jwksURL, nil
 	}}
-	c.verifier = oidc.NewVerifier(cfg.Issuer, oidcKeySet{c.keys}, &oidc.Config{ClientID: cfg.ClientID, SupportedSigningAlgs: []string{oidc.RS256}, Now: cfg.Now})
+	// Expiry is checked by Exchange with the same leeway as access tokens;
+	// go-oidc would allow none.
+	c.verifier = oidc.NewVerifier(cfg.Issuer, oidcKeySet{c.keys}, &oidc.Config{ClientID: cfg.ClientID, SupportedSigningAlgs: []string{oidc.RS256}, Now: cfg.Now, SkipExpiryCheck: true})
 	return c, nil
 }
 
@@ -243,9 +245,9 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (To
 	if raw == "" {
 		return Tokens{}, Profile{}, errors.New("sso: token response has no id_token")
 	}
-	idt, err := c.verifier.Verify(ctx, raw)
+	idt, err := c.verifyIDToken(ctx, raw)
 	if err != nil {
-		return Tokens{}, Profile{}, fmt.Errorf("sso: id token: %w", err)
+		return Tokens{}, Profile{}, err
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 || nonce == "" {
 		return Tokens{}, Profile{}, errors.New("sso: id token: nonce does not match the login")
@@ -264,6 +266,37 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (To
 		return Tokens{}, Profile{}, fmt.Errorf("sso: id token claims: %w", err)
 	}
 	return c.tokens(tok, raw), Profile{Subject: idt.Subject, Email: cl.Email, Name: cl.Name, PreferredUsername: cl.PreferredUsername}, nil
+}
+
+// verifyIDToken checks an ID token: go-oidc's rules (RS256 through our key
+// cache, issuer, the client in aud), then ours: exp, nbf and iat with the
+// leeway, and the authorized party. OpenID Connect Core §3.1.3.7: when azp
+// is present it must be this client, which matters when the token names
+// several audiences (another client could otherwise pass its ID token
+// off as ours).
+func (c *Client) verifyIDToken(ctx context.Context, raw string) (*oidc.IDToken, error) {
+	idt, err := c.verifier.Verify(ctx, raw)
+	if err != nil {
+		return nil, fmt.Errorf("sso: id token: %w", err)
+	}
+	var cl struct {
+		AZP       string       `json:"azp"`
+		NotBefore *numericDate `json:"nbf"`
+		IssuedAt  *numericDate `json:"iat"`
+	}
+	if err := idt.Claims(&cl); err != nil {
+		return nil, fmt.Errorf("sso: id token claims: %w", err)
+	}
+	if cl.AZP != "" && cl.AZP != c.cfg.ClientID {
+		return nil, fmt.Errorf("sso: id token: authorized party %q is not this client", cl.AZP)
+	}
+	if idt.Expiry.IsZero() {
+		return nil, errors.New("sso: id token: no exp")
+	}
+	if err := c.checkTimes(idt.Expiry, cl.NotBefore, cl.IssuedAt); err != nil {
+		return nil, fmt.Errorf("sso: id token: %w", err)
+	}
+	return idt, nil
 }
 
 func (c *Client) tokens(tok *oauth2.Token, idToken string) Tokens {
@@ -302,7 +335,7 @@ func (c *Client) Refresh(ctx context.Context, refreshToken string) (Tokens, erro
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw != "" {
-		if _, err := c.verifier.Verify(ctx, raw); err != nil {
+		if _, err := c.verifyIDToken(ctx, raw); err != nil {
 			raw = ""
 		}
 	}
@@ -315,15 +348,16 @@ func (c *Client) Refresh(ctx context.Context, refreshToken string) (Tokens, erro
 
 // EndSessionURL is where logout sends the browser: the provider's
 // end_session endpoint with client_id, id_token_hint (when known) and
-// post_logout_redirect_uri. A provider without one gets the browser sent
-// straight to postLogout.
+// post_logout_redirect_uri. It is "" for a provider that advertises no
+// end_session endpoint: there is no provider logout to go through, and the
+// caller decides where the browser goes instead.
 func (c *Client) EndSessionURL(ctx context.Context, idTokenHint, postLogout string) (string, error) {
 	m, err := c.metadata(ctx)
 	if err != nil {
 		return "", err
 	}
 	if m.endSession == "" {
-		return postLogout, nil
+		return "", nil
 	}
 	u, err := url.Parse(m.endSession)
 	if err != nil {
@@ -357,12 +391,20 @@ func (c *Client) RevokeToken(ctx context.Context, token, hint string) error {
 		return nil
 	}
 	form := url.Values{"token": {token}, "token_type_hint": {hint}}
+	// The client authenticates as at the token endpoint (discovery said
+	// which way); Basic credentials are form-encoded first (RFC 6749 §2.3.1).
+	if m.oauth.Endpoint.AuthStyle == oauth2.AuthStyleInParams {
+		form.Set("client_id", c.cfg.ClientID)
+		form.Set("client_secret", c.cfg.ClientSecret)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.revocation, strings.NewReader(form.Encode()))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.SetBasicAuth(url.QueryEscape(c.cfg.ClientID), url.QueryEscape(c.cfg.ClientSecret))
+	if m.oauth.Endpoint.AuthStyle != oauth2.AuthStyleInParams {
+		req.SetBasicAuth(url.QueryEscape(c.cfg.ClientID), url.QueryEscape(c.cfg.ClientSecret))
+	}
 	resp, err := c.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return fmt.Errorf("sso: revoke: %w", err)

@@ -40,29 +40,60 @@ type keySet struct {
 func (k *keySet) cached(kid string) (*rsa.PublicKey, time.Time, bool) {
 	k.mu.RLock()
 	defer k.mu.RUnlock()
-	if kid == "" && len(k.keys) == 1 {
-		// A token without kid is fine while the provider has one key.
-		for _, key := range k.keys {
-			return key, k.last, true
-		}
-	}
 	key, ok := k.keys[kid]
 	return key, k.last, ok
 }
 
-// key returns the public key with the given id.
+// key returns the public key with the given id, fetching the set again
+// (at most once per minRefetch) when the id is unknown.
 func (k *keySet) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	if key, _, ok := k.cached(kid); ok {
 		return key, nil
 	}
-	k.fetchMu.Lock()
-	defer k.fetchMu.Unlock()
-	key, last, ok := k.cached(kid)
-	if ok {
+	if err := k.refetch(ctx, func() bool { _, _, ok := k.cached(kid); return ok }); err != nil {
+		return nil, err
+	}
+	if key, _, ok := k.cached(kid); ok {
 		return key, nil
 	}
+	return nil, fmt.Errorf("%w: kid %q", ErrUnknownKey, kid)
+}
+
+// all returns every signing key, for a token that names none (allowed by
+// RFC 7515; a provider with a single key may leave kid out). The set is
+// fetched when nothing is cached yet, under the same refetch limit.
+func (k *keySet) all(ctx context.Context) ([]*rsa.PublicKey, error) {
+	list := func() []*rsa.PublicKey {
+		k.mu.RLock()
+		defer k.mu.RUnlock()
+		out := make([]*rsa.PublicKey, 0, len(k.keys))
+		for _, key := range k.keys {
+			out = append(out, key)
+		}
+		return out
+	}
+	if l := list(); len(l) > 0 {
+		return l, nil
+	}
+	if err := k.refetch(ctx, func() bool { return len(list()) > 0 }); err != nil {
+		return nil, err
+	}
+	return list(), nil
+}
+
+// refetch downloads the set unless done() already holds after waiting for
+// a fetch in flight, or the last fetch was less than minRefetch ago.
+func (k *keySet) refetch(ctx context.Context, done func() bool) error {
+	k.fetchMu.Lock()
+	defer k.fetchMu.Unlock()
+	if done() {
+		return nil
+	}
+	k.mu.RLock()
+	last := k.last
+	k.mu.RUnlock()
 	if !last.IsZero() && k.now().Sub(last) < k.minRefetch {
-		return nil, fmt.Errorf("%w: kid %q", ErrUnknownKey, kid)
+		return nil
 	}
 	keys, err := k.fetch(ctx)
 	k.mu.Lock()
@@ -71,13 +102,7 @@ func (k *keySet) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 		k.keys = keys
 	}
 	k.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
-	if key, _, ok := k.cached(kid); ok {
-		return key, nil
-	}
-	return nil, fmt.Errorf("%w: kid %q", ErrUnknownKey, kid)
+	return err
 }
 
 // fetch downloads the key set and keeps the RSA signing keys. Keys of other
@@ -144,7 +169,20 @@ func (k *keySet) verifyRS256(ctx context.Context, raw string) (*jose.JSONWebSign
 	if len(jws.Signatures) != 1 {
 		return nil, nil, fmt.Errorf("%w: want one signature", ErrInvalidToken)
 	}
-	key, err := k.key(ctx, jws.Signatures[0].Header.KeyID)
+	kid := jws.Signatures[0].Header.KeyID
+	if kid == "" {
+		keys, err := k.all(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, key := range keys {
+			if payload, err := jws.Verify(key); err == nil {
+				return jws, payload, nil
+			}
+		}
+		return nil, nil, fmt.Errorf("%w: no key of the provider's set verifies a token without kid", ErrInvalidToken)
+	}
+	key, err := k.key(ctx, kid)
 	if err != nil {
 		if errors.Is(err, ErrUnknownKey) {
 			return nil, nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)

@@ -45,32 +45,54 @@ func (a *audience) UnmarshalJSON(b []byte) error {
 }
 
 type accessClaims struct {
-	Issuer   string          `json:"iss"`
-	Subject  string          `json:"sub"`
-	Audience audience        `json:"aud"`
-	AZP      string          `json:"azp"`
-	Expiry   *json.Number    `json:"exp"`
-	NotAfter *json.Number    `json:"nbf"`
-	Typ      *string         `json:"typ"`
-	Nonce    json.RawMessage `json:"nonce"`
-	AtHash   json.RawMessage `json:"at_hash"`
+	Issuer    string          `json:"iss"`
+	Subject   string          `json:"sub"`
+	Audience  audience        `json:"aud"`
+	AZP       string          `json:"azp"`
+	ClientID  string          `json:"client_id"`
+	Expiry    *numericDate    `json:"exp"`
+	NotBefore *numericDate    `json:"nbf"`
+	IssuedAt  *numericDate    `json:"iat"`
+	Typ       *string         `json:"typ"`
+	Nonce     json.RawMessage `json:"nonce"`
+	AtHash    json.RawMessage `json:"at_hash"`
 }
 
-func numericDate(n *json.Number) (time.Time, bool) {
+// numericDate is a JWT NumericDate: a JSON number of seconds, possibly
+// fractional. A quoted number is not one (RFC 7519 §2), so it is refused
+// rather than read leniently.
+type numericDate struct{ t time.Time }
+
+func (n *numericDate) UnmarshalJSON(b []byte) error {
+	var num json.Number
+	if len(b) == 0 || b[0] == '"' {
+		return errors.New("NumericDate must be a number")
+	}
+	if err := json.Unmarshal(b, &num); err != nil {
+		return err
+	}
+	f, err := num.Float64()
+	if err != nil || f != f || f > 1e15 || f < -1e15 {
+		return errors.New("NumericDate out of range")
+	}
+	sec := int64(f)
+	n.t = time.Unix(sec, int64((f-float64(sec))*1e9))
+	return nil
+}
+
+func (n *numericDate) time() (time.Time, bool) {
 	if n == nil {
 		return time.Time{}, false
 	}
-	f, err := n.Float64()
-	if err != nil {
-		return time.Time{}, false
-	}
-	sec := int64(f)
-	return time.Unix(sec, int64((f-float64(sec))*1e9)), true
+	return n.t, true
 }
 
 // VerifyAccessToken checks a bearer access token by the platform's rules:
 // RS256 only, a key from the provider's key set, the exact issuer, the
-// client in aud or azp, exp (with at most 30 s leeway), and nothing that
+// client in aud or azp (or, for RFC 9068 tokens, in client_id: the claim
+// that names the client there, as azp does in Keycloak's tokens), exp
+// (with at most 30 s leeway), nbf and iat not beyond that leeway in the
+// future, and nothing that
 // marks the token as an ID or refresh token (payload typ other than Bearer,
 // header typ other than JWT or at+jwt, a nonce or at_hash claim). An ID
 // token has the same issuer and audience as an access token, so without the
@@ -100,8 +122,8 @@ func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken
 	if cl.Subject == "" {
 		return AccessToken{}, fmt.Errorf("%w: no sub", ErrInvalidToken)
 	}
-	if !contains(cl.Audience, c.cfg.ClientID) && cl.AZP != c.cfg.ClientID {
-		return AccessToken{}, fmt.Errorf("%w: audience %q / azp %q lacks client", ErrInvalidToken, []string(cl.Audience), cl.AZP)
+	if !contains(cl.Audience, c.cfg.ClientID) && cl.AZP != c.cfg.ClientID && cl.ClientID != c.cfg.ClientID {
+		return AccessToken{}, fmt.Errorf("%w: audience %q / azp %q / client_id %q lacks client", ErrInvalidToken, []string(cl.Audience), cl.AZP, cl.ClientID)
 	}
 	if cl.Typ != nil && *cl.Typ != "Bearer" {
 		return AccessToken{}, fmt.Errorf("%w: typ %q is not Bearer", ErrInvalidToken, *cl.Typ)
@@ -109,18 +131,31 @@ func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken
 	if cl.Nonce != nil || cl.AtHash != nil {
 		return AccessToken{}, fmt.Errorf("%w: carries ID-token claims (nonce/at_hash)", ErrInvalidToken)
 	}
-	now := c.cfg.Now()
-	exp, ok := numericDate(cl.Expiry)
+	exp, ok := cl.Expiry.time()
 	if !ok {
 		return AccessToken{}, fmt.Errorf("%w: no exp", ErrInvalidToken)
 	}
-	if !now.Before(exp.Add(c.cfg.Leeway)) {
-		return AccessToken{}, fmt.Errorf("%w: expired at %s", ErrInvalidToken, exp.UTC().Format(time.RFC3339))
-	}
-	if nbf, ok := numericDate(cl.NotAfter); ok && now.Add(c.cfg.Leeway).Before(nbf) {
-		return AccessToken{}, fmt.Errorf("%w: not valid before %s", ErrInvalidToken, nbf.UTC().Format(time.RFC3339))
+	if err := c.checkTimes(exp, cl.NotBefore, cl.IssuedAt); err != nil {
+		return AccessToken{}, err
 	}
 	return AccessToken{Subject: cl.Subject, Expiry: exp}, nil
+}
+
+// checkTimes applies the clock rules shared by access and ID tokens: not
+// expired, not valid only later, not issued in the future, each with the
+// same leeway for clock skew between us and the provider.
+func (c *Client) checkTimes(exp time.Time, nbf, iat *numericDate) error {
+	now := c.cfg.Now()
+	if !now.Before(exp.Add(c.cfg.Leeway)) {
+		return fmt.Errorf("%w: expired at %s", ErrInvalidToken, exp.UTC().Format(time.RFC3339))
+	}
+	if t, ok := nbf.time(); ok && now.Add(c.cfg.Leeway).Before(t) {
+		return fmt.Errorf("%w: not valid before %s", ErrInvalidToken, t.UTC().Format(time.RFC3339))
+	}
+	if t, ok := iat.time(); ok && now.Add(c.cfg.Leeway).Before(t) {
+		return fmt.Errorf("%w: issued in the future (%s)", ErrInvalidToken, t.UTC().Format(time.RFC3339))
+	}
+	return nil
 }
 
 func contains(list []string, s string) bool {

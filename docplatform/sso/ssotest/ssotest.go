@@ -44,14 +44,24 @@ type Provider struct {
 	// RotateRefresh makes every refresh return a new refresh token.
 	RotateRefresh bool
 
-	JWKSFetches  atomic.Int64
-	Revoked      chan string // refresh tokens revoked, buffered
-	mu           sync.Mutex
-	user         User
-	codes        map[string]codeGrant
-	refresh      map[string]User
-	nextIDNonce  string
-	noRevocation bool
+	// ExtraKeys are published in the key set beside the signing key, the
+	// way real providers mix in encryption and EC keys.
+	ExtraKeys []json.RawMessage
+	// IDTokenAudience replaces the ID token's aud (default: the client id)
+	// and IDTokenAZP its azp ("-" removes it).
+	IDTokenAudience []string
+	IDTokenAZP      string
+	// NoRefreshToken leaves the refresh token out of token responses.
+	NoRefreshToken bool
+
+	JWKSFetches atomic.Int64
+	Revoked     chan string // refresh tokens revoked, buffered
+	mu          sync.Mutex
+	user        User
+	codes       map[string]codeGrant
+	refresh     map[string]User
+	nextIDNonce string
+	opts        Options
 }
 
 type codeGrant struct {
@@ -60,9 +70,14 @@ type codeGrant struct {
 	redirect, clientID string
 }
 
-// Options changes the discovery document.
+// Options change the discovery document and the authorization response.
 type Options struct {
 	NoRevocation bool
+	// NoEndSession leaves end_session_endpoint out of discovery.
+	NoEndSession bool
+	// ResponseIss adds iss (RFC 9207) and session_state to the redirect
+	// back to the client, as Keycloak does; WrongIss sends a foreign iss.
+	ResponseIss, WrongIss bool
 }
 
 // New starts a provider with issuer {server}/realms/test.
@@ -79,7 +94,7 @@ func New(t testing.TB, opts ...Options) *Provider {
 		codes: map[string]codeGrant{}, refresh: map[string]User{},
 	}
 	for _, o := range opts {
-		p.noRevocation = o.NoRevocation
+		p.opts = o
 	}
 	mux := http.NewServeMux()
 	p.Server = httptest.NewServer(mux)
@@ -105,19 +120,24 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 	e := p.Issuer + "/protocol/openid-connect"
 	doc := map[string]any{
 		"issuer": p.Issuer, "authorization_endpoint": e + "/auth", "token_endpoint": e + "/token",
-		"jwks_uri": e + "/certs", "end_session_endpoint": e + "/logout",
+		"jwks_uri":                              e + "/certs",
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post"},
 	}
-	if !p.noRevocation {
+	if !p.opts.NoRevocation {
 		doc["revocation_endpoint"] = e + "/revoke"
+	}
+	if !p.opts.NoEndSession {
+		doc["end_session_endpoint"] = e + "/logout"
 	}
 	writeJSON(w, doc)
 }
 
 func (p *Provider) jwks(w http.ResponseWriter, r *http.Request) {
 	p.JWKSFetches.Add(1)
-	writeJSON(w, jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &p.Key.PublicKey, KeyID: p.KeyID, Algorithm: "RS256", Use: "sig"}}})
+	sig, _ := json.Marshal(jose.JSONWebKey{Key: &p.Key.PublicKey, KeyID: p.KeyID, Algorithm: "RS256", Use: "sig"})
+	keys := append(append([]json.RawMessage{}, p.ExtraKeys...), sig)
+	writeJSON(w, map[string]any{"keys": keys})
 }
 
 func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
@@ -134,6 +154,14 @@ func (p *Provider) authorize(w http.ResponseWriter, r *http.Request) {
 	rq := redirect.Query()
 	rq.Set("code", code)
 	rq.Set("state", q.Get("state"))
+	if p.opts.ResponseIss || p.opts.WrongIss {
+		rq.Set("session_state", rand.Text())
+		iss := p.Issuer
+		if p.opts.WrongIss {
+			iss = "https://evil.example/realms/test"
+		}
+		rq.Set("iss", iss)
+	}
 	redirect.RawQuery = rq.Encode()
 	http.Redirect(w, r, redirect.String(), http.StatusFound)
 }
@@ -212,6 +240,14 @@ func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh strin
 	if nonce != "" {
 		idClaims["nonce"] = nonce
 	}
+	if len(p.IDTokenAudience) > 0 {
+		idClaims["aud"] = p.IDTokenAudience
+	}
+	if p.IDTokenAZP == "-" {
+		delete(idClaims, "azp")
+	} else if p.IDTokenAZP != "" {
+		idClaims["azp"] = p.IDTokenAZP
+	}
 	rt := keepRefresh
 	if rt == "" {
 		rt = rand.Text()
@@ -219,10 +255,14 @@ func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh strin
 		p.refresh[rt] = u
 		p.mu.Unlock()
 	}
-	writeJSON(w, map[string]any{
+	resp := map[string]any{
 		"access_token": at, "token_type": "Bearer", "expires_in": int(p.AccessTTL / time.Second),
 		"refresh_token": rt, "id_token": p.Mint(nil, idClaims),
-	})
+	}
+	if p.NoRefreshToken {
+		delete(resp, "refresh_token")
+	}
+	writeJSON(w, resp)
 }
 
 func (p *Provider) revoke(w http.ResponseWriter, r *http.Request) {
