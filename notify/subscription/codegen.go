@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"fmt"
 	"math/big"
+	"regexp"
 	"regexp/syntax"
 	"strings"
 )
@@ -12,21 +13,40 @@ import (
 // beyond its minimum when generating a code.
 const maxExtraRepeat = 5
 
+// maxCodeLen bounds a generated code: codes are typed or clicked by people.
+const maxCodeLen = 256
+
+var errTooLong = fmt.Errorf("codes longer than %d characters are not generated", maxCodeLen)
+
 // GenerateCode returns a random string matching the regular expression
 // expr, as the original generates confirmation and unsubscription codes
 // from their configured regexes (default \d{5}). Anchors and word
 // boundaries generate nothing; unbounded repetitions stop a few beyond their
 // minimum. Randomness comes from crypto/rand: the codes guard subscriptions.
+//
+// Anchors and boundaries in the middle of an expression can make a
+// generated string miss (a\bb matches nothing); each string is checked
+// against the expression and a few attempts are made before giving up with
+// an error naming the expression.
 func GenerateCode(expr string) (string, error) {
 	re, err := syntax.Parse(expr, syntax.Perl)
 	if err != nil {
 		return "", fmt.Errorf("code regex %q: %w", expr, err)
 	}
-	var b strings.Builder
-	if err := gen(&b, re); err != nil {
+	check, err := regexp.Compile(`^(?:` + expr + `)$`)
+	if err != nil {
 		return "", fmt.Errorf("code regex %q: %w", expr, err)
 	}
-	return b.String(), nil
+	for range 20 {
+		var b strings.Builder
+		if err := gen(&b, re); err != nil {
+			return "", fmt.Errorf("code regex %q: %w", expr, err)
+		}
+		if check.MatchString(b.String()) {
+			return b.String(), nil
+		}
+	}
+	return "", fmt.Errorf("code regex %q: cannot generate a matching code", expr)
 }
 
 func randInt(n int) int {
@@ -48,6 +68,9 @@ func gen(b *strings.Builder, re *syntax.Regexp) error {
 		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
 		return nil
 	case syntax.OpLiteral:
+		if b.Len()+len(re.Rune) > maxCodeLen {
+			return errTooLong
+		}
 		for _, r := range re.Rune {
 			if re.Flags&syntax.FoldCase != 0 && randInt(2) == 1 {
 				r = swapCase(r)
@@ -56,6 +79,9 @@ func gen(b *strings.Builder, re *syntax.Regexp) error {
 		}
 		return nil
 	case syntax.OpCharClass:
+		if len(re.Rune) == 0 {
+			return fmt.Errorf("the expression matches nothing")
+		}
 		b.WriteRune(pickFromClass(re.Rune))
 		return nil
 	case syntax.OpAnyCharNotNL, syntax.OpAnyChar:
@@ -91,6 +117,9 @@ func repeat(b *strings.Builder, re *syntax.Regexp, lo, hi int) error {
 	}
 	n := lo + randInt(hi-lo+1)
 	for range n {
+		if b.Len() > maxCodeLen {
+			return errTooLong
+		}
 		if err := gen(b, re); err != nil {
 			return err
 		}
