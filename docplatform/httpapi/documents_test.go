@@ -3,8 +3,12 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"io"
 	"mime/multipart"
+	"net/http"
+	goruntime "runtime"
 	"strings"
 	"testing"
 
@@ -244,4 +248,53 @@ func testDocuments(t *testing.T, rw *rworld) {
 			t.Fatalf("after delete: %s", resp.Status)
 		}
 	})
+}
+
+// An upload is streamed to disk: a 64 MiB document passes through the
+// server while the process allocates a small fraction of that in total
+// (the client streams it from a pipe, so nothing in the test holds it
+// either). Reading it whole into memory would allocate at least its size.
+func TestUploadIsStreamedNotBuffered(t *testing.T) {
+	const size = 64 << 20
+	rw := newRWorld(t, sqliteStore, func(r *httpapi.Resources) { r.MaxUpload = 128 << 20 })
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	sum := sha256.New()
+	go func() {
+		fw, err := mw.CreateFormFile("file", "big.bin")
+		if err != nil {
+			pw.CloseWithError(err)
+			return
+		}
+		chunk := bytes.Repeat([]byte("0123456789abcdef"), 4096)
+		out := io.MultiWriter(fw, sum)
+		for written := 0; written < size; written += len(chunk) {
+			if _, err := out.Write(chunk); err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+		pw.CloseWithError(mw.Close())
+	}()
+	req, err := http.NewRequest("POST", rw.url("/api/documents?groupId="+rw.alpha), pr)
+	must(t, err)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("X-API-Key", rw.key)
+
+	var before, after goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&before)
+	resp, err := http.DefaultClient.Do(req)
+	must(t, err)
+	var d docJSON
+	readJSON(t, resp, &d)
+	goruntime.ReadMemStats(&after)
+	if resp.StatusCode != 201 || d.Size != size || d.SHA256 != hex.EncodeToString(sum.Sum(nil)) {
+		t.Fatalf("%s %+v", resp.Status, d)
+	}
+	alloc := after.TotalAlloc - before.TotalAlloc
+	t.Logf("allocated %d KiB while uploading %d MiB", alloc>>10, size>>20)
+	if alloc > size/4 {
+		t.Fatalf("the upload allocated %d MiB for a %d MiB document", alloc>>20, size>>20)
+	}
 }

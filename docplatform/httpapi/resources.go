@@ -258,7 +258,7 @@ func (s *Server) allow(w http.ResponseWriter, r *http.Request, groupID string, m
 	case 0:
 		return true
 	case http.StatusForbidden:
-		if _, member := id.GroupRoles[groupID]; member && id != nil {
+		if id != nil && id.GroupRoles[groupID] != "" {
 			s.deny(w, r, groupID, "Insufficient role within the group")
 		} else {
 			s.deny(w, r, groupID, "User is not a member of the resource's group")
