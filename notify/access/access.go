@@ -45,6 +45,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -278,12 +279,53 @@ func Caller(ctx context.Context) notify.UserProfile {
 }
 
 // Middleware identifies the caller of each request and stores it in the
-// request context (see Caller).
+// request context (see Caller), together with the scheme the client used
+// (see Scheme).
 func (id *Identifier) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p := id.Identify(r)
-		next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), p)))
+		ctx := WithCaller(r.Context(), id.Identify(r))
+		ctx = context.WithValue(ctx, schemeKey{}, id.scheme(r))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+type schemeKey struct{}
+
+// scheme is "https" for a TLS connection, else the X-Forwarded-Proto of a
+// trusted proxy (as Express's req.protocol with trust proxy), else "http".
+func (id *Identifier) scheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	if fp := r.Header.Get("X-Forwarded-Proto"); fp != "" && id.peerTrusted(r) {
+		fp, _, _ = strings.Cut(fp, ",")
+		switch fp = strings.ToLower(strings.TrimSpace(fp)); fp {
+		case "http", "https":
+			return fp
+		}
+	}
+	return "http"
+}
+
+func (id *Identifier) peerTrusted(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	a, err := netip.ParseAddr(host)
+	return err == nil && id.resolver.Trusts(a)
+}
+
+// Scheme returns the scheme the client used for the request, as stored by
+// the middleware ("http" when there is none).
+func Scheme(r *http.Request) string {
+	if s, ok := r.Context().Value(schemeKey{}).(string); ok {
+		return s
+	}
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
 }
 
 // IsAdmin reports whether p is SuperAdmin or Admin.

@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -112,5 +113,35 @@ func BenchmarkIdentify(b *testing.B) {
 		if p := id.Identify(r); p.Role != notify.RoleAuthenticatedUser {
 			b.Fatal(p)
 		}
+	}
+}
+
+func TestScheme(t *testing.T) {
+	id, err := access.New(access.Options{TrustedReverseProxyIPs: []string{"10.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name, remote, proto, want string
+	}{
+		{"plain request", "8.8.8.8:1", "", "http"},
+		{"X-Forwarded-Proto from a trusted proxy", "10.0.0.1:1", "https", "https"},
+		{"X-Forwarded-Proto from anyone else is ignored", "8.8.8.8:1", "https", "http"},
+		{"the first of a list counts", "10.0.0.1:1", "https, http", "https"},
+		{"other values are ignored", "10.0.0.1:1", "javascript", "http"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := httptest.NewRequest("GET", "/", nil)
+			r.RemoteAddr = c.remote
+			if c.proto != "" {
+				r.Header.Set("X-Forwarded-Proto", c.proto)
+			}
+			var got string
+			id.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = access.Scheme(r) })).ServeHTTP(httptest.NewRecorder(), r)
+			if got != c.want {
+				t.Fatalf("got %q", got)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/query"
 )
 
@@ -37,11 +38,8 @@ func (s *Server) rssHTTPHost(r *http.Request, c *notify.Configuration) error {
 	return nil
 }
 
-// requestHost is scheme://host[:port] of the request.
+// requestHost is scheme://host[:port] of the request, the scheme as the
+// client used it (X-Forwarded-Proto from a trusted proxy counts).
 func requestHost(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
+	return access.Scheme(r) + "://" + r.Host
 }
