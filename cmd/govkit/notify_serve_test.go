@@ -1,0 +1,37 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestNotifyServeCommand(t *testing.T) {
+	bad := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(bad, "src"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(bad, "src", "config.local.json"), []byte(`{"smsServiceProvider": "swift", "port": "x"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string
+	}{
+		{"notify lists serve", []string{"notify", "-h"}, 0, "serve", ""},
+		{"an unknown flag is a usage error", []string{"notify", "serve", "--bogus"}, 2, "", "flag provided but not defined"},
+		{"stray arguments are a usage error", []string{"notify", "serve", "extra"}, 2, "", "Usage: govkit notify serve"},
+		{"config problems are all reported and the service does not start", []string{"notify", "serve", "--dir", bad, "--data-dir", t.TempDir()}, 2, "", "sms.provider"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, out, errOut := runCapture(c.args...)
+			if code != c.code || !strings.Contains(out, c.out) || !strings.Contains(errOut, c.err) {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s", code, out, errOut)
+			}
+		})
+	}
+}
