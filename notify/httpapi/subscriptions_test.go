@@ -673,3 +673,49 @@ func TestSubscriptionConfirmationFailure(t *testing.T) {
 		}
 	})
 }
+
+func TestSubscriptionMoreRules(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	t.Run("an anonymous caller cannot choose the unsubscription code; unknown fields are kept", func(t *testing.T) {
+		id := e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "m", "channel": "sms", "userChannelId": "1", "unsubscriptionCode": "11111", "favourite": "blue"}, apitest.Anonymous...).Expect(t, 200).Map(t)["id"].(string)
+		s := sub(t, e, id)
+		if s["unsubscriptionCode"] == "11111" || s["favourite"] != "blue" {
+			t.Fatalf("stored %v", s)
+		}
+	})
+	t.Run("admins undo without a code", func(t *testing.T) {
+		id := seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "m", "channel": "email", "userChannelId": "u@foo.com", "state": "deleted", "unsubscriptionCode": "5"})["id"].(string)
+		e.Do(t, "GET", "/api/subscriptions/"+id+"/unsubscribe/undo", nil).Expect(t, 200)
+		if sub(t, e, id)["state"] != "confirmed" {
+			t.Fatal("not restored")
+		}
+	})
+	t.Run("admins unsubscribe without a code", func(t *testing.T) {
+		id := seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "m", "channel": "email", "userChannelId": "u@foo.com", "state": "confirmed", "unsubscriptionCode": "5"})["id"].(string)
+		e.Do(t, "DELETE", "/api/subscriptions/"+id, nil).Expect(t, 200)
+		if sub(t, e, id)["state"] != "deleted" {
+			t.Fatal("not deleted")
+		}
+	})
+	t.Run("a SiteMinder user cannot verify another user's subscription: 404", func(t *testing.T) {
+		id := seed(t, e, "/api/subscriptions", map[string]any{"serviceName": "m", "channel": "email", "userId": "bar", "userChannelId": "u@foo.com", "confirmationRequest": map[string]any{"confirmationCode": "1"}})["id"].(string)
+		e.Do(t, "GET", "/api/subscriptions/"+id+"/verify?confirmationCode=1", nil, apitest.SMUser("baz")...).Expect(t, http.StatusNotFound)
+	})
+}
+
+func TestRestAPIRoot(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{Config: []map[string]any{{"restApiRoot": "/v1"}}})
+	t.Run("every route and the links in messages follow restApiRoot", func(t *testing.T) {
+		e.Do(t, "GET", "/v1/health", nil).Expect(t, 200)
+		e.Do(t, "GET", "/api/health", nil).Expect(t, http.StatusNotFound)
+		e.Do(t, "POST", "/v1/subscriptions", map[string]any{"serviceName": "r", "channel": "email", "userChannelId": "r@foo.com", "unsubscriptionCode": "9",
+			"confirmationRequest": map[string]any{"from": "a@b.c", "sendRequest": true, "confirmationCode": "1", "textBody": "{subscription_confirmation_url}"}}).Expect(t, 200)
+		m := e.WaitMail(t, 1)[0]
+		if !strings.HasPrefix(strings.TrimSpace(m.Text), e.URL+"/v1/subscriptions/") {
+			t.Fatalf("text %q", m.Text)
+		}
+		if paths := e.Do(t, "GET", "/v1/explorer-json", nil).Expect(t, 200).Map(t)["paths"].(map[string]any); paths["/v1/subscriptions"] == nil {
+			t.Fatal("document does not follow restApiRoot")
+		}
+	})
+}
