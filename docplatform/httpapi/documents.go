@@ -53,12 +53,12 @@ func SanitizeFileName(name string) string {
 		}
 		return r
 	}, name)
-	name = strings.TrimLeft(strings.TrimSpace(name), ".")
-	name = strings.TrimSpace(name)
+	name = strings.TrimLeftFunc(name, func(r rune) bool { return r == '.' || unicode.IsSpace(r) })
 	for len(name) > maxFileName {
 		_, size := utf8.DecodeLastRuneInString(name)
 		name = name[:len(name)-size]
 	}
+	name = strings.TrimRightFunc(name, unicode.IsSpace)
 	if name == "" || name == "/" {
 		return "document"
 	}
