@@ -34,6 +34,25 @@ type Field struct {
 // when they look like dates, as in the original's Mixed fields.
 type Fields []Field
 
+// NewFields builds a document from alternating keys and values:
+// NewFields("serviceName", "x", "state", "confirmed"). (Outside this
+// package go vet wants keyed Field literals; this reads better.) It panics
+// on an odd count or a key that is not a string: a programming error.
+func NewFields(kv ...any) Fields {
+	if len(kv)%2 != 0 {
+		panic("notify.NewFields: odd number of arguments")
+	}
+	f := make(Fields, 0, len(kv)/2)
+	for i := 0; i < len(kv); i += 2 {
+		k, ok := kv[i].(string)
+		if !ok {
+			panic(fmt.Sprintf("notify.NewFields: key %v is not a string", kv[i]))
+		}
+		f = append(f, Field{Key: k, Value: kv[i+1]})
+	}
+	return f
+}
+
 // Get returns the value of key and whether it is present.
 func (f Fields) Get(key string) (any, bool) {
 	for _, e := range f {

@@ -68,10 +68,8 @@ type DispatchFailure struct {
 // DispatchOutcome is what happened to one subscriber of a broadcast.
 type DispatchOutcome string
 
-// Outcomes. DispatchCandidate is a subscriber chosen for the broadcast with
-// no final outcome yet; the others are final.
+// Outcomes, as the API names the lists of dispatch.
 const (
-	DispatchCandidate  DispatchOutcome = "candidate"
 	DispatchSuccessful DispatchOutcome = "successful"
 	DispatchFailed     DispatchOutcome = "failed"
 	DispatchSkipped    DispatchOutcome = "skipped"
@@ -84,11 +82,11 @@ type DispatchResult struct {
 	SubscriptionID string
 	UserChannelID  string
 	Outcome        DispatchOutcome
-	Error          any // for DispatchFailed
+	Error          any // for DispatchFailed: a message or a Fields value
 }
 
-// DispatchCounts counts a broadcast's subscribers by outcome. Candidates
-// counts every subscriber recorded for the broadcast, whatever its outcome.
+// DispatchCounts counts a broadcast's recorded candidates, results by
+// outcome, and the candidates still waiting for a result.
 type DispatchCounts struct {
 	Candidates int64 `json:"candidates"`
 	Pending    int64 `json:"pending"`

@@ -42,10 +42,10 @@
 // The original keeps every broadcast's candidates and per-subscriber results
 // as arrays inside the notification document, which caps a broadcast near
 // MongoDB's 16 MB document limit and makes each result a rewrite of the whole
-// document. Here results live one per (notification, subscription) in a side
-// collection ([DispatchResult]), recorded with set semantics: the first final
-// outcome recorded for a subscriber wins and a retried batch never
-// duplicates one. [Dispatch] is the API's view ("dispatch.candidates",
+// document. Here candidates and results live one per (notification,
+// subscription) in side collections ([DispatchResult]), recorded in batches
+// with set semantics: the first outcome recorded for a subscriber wins and a
+// retried batch never duplicates one. [Dispatch] is the API's view ("dispatch.candidates",
 // "dispatch.successful", "dispatch.failed", "dispatch.skipped"), assembled by
 // the store from the side collection together with any arrays older data
 // still holds inside the notification document.
@@ -83,6 +83,9 @@ const (
 	// CollNotificationDispatch is ours: the per-subscriber results of
 	// broadcasts (see [DispatchResult]).
 	CollNotificationDispatch = "notificationDispatch"
+	// CollNotificationDispatchCandidate is ours: the subscribers chosen for
+	// a broadcast when it starts.
+	CollNotificationDispatchCandidate = "notificationDispatchCandidate"
 )
 
 // Role is the caller's role, as the original names it.

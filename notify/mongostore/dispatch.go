@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -12,57 +13,69 @@ import (
 	"github.com/govkit/govkit/notify"
 )
 
-// The notificationDispatch collection holds one document per notification
-// and subscription:
+// Broadcast results live outside the notification document, one document
+// per notification and subscriber:
 //
-//	{_id, notificationId: ObjectId, subscriptionId: string,
-//	 outcome: "candidate"|"successful"|"failed"|"skipped",
-//	 userChannelId?, error?, updated}
+//	notificationDispatch           {_id: "<notificationId hex>/<subscriptionId>",
+//	                                notificationId: ObjectId, subscriptionId,
+//	                                outcome: "successful"|"failed"|"skipped",
+//	                                userChannelId?, error?, updated}
+//	notificationDispatchCandidate  {_id: "<notificationId hex>/<subscriptionId>",
+//	                                notificationId: ObjectId, subscriptionId}
 //
-// unique on {notificationId, subscriptionId}. That index gives the set
-// semantics a broadcast needs: a subscriber is recorded once however often
-// a batch is retried or however many workers race, and the first final
-// outcome wins. Writes are batched (one round trip per batch), and a
-// broadcast of any size never grows the notification document.
+// The _id is derived from the pair, so set semantics come from the one
+// index every server enforces and answers fastest: a subscriber's result
+// is written once however often a batch is retried or however many workers
+// race, the first outcome wins, and recording a batch is one unordered
+// insert whose duplicates are ignored — no read first, no conditional
+// update. (FerretDB v1 on SQLite uses no index but _id to answer a query;
+// MongoDB also gets a {notificationId, subscriptionId} index for reads.)
+// A broadcast of any size never grows the notification document.
 
 // dispatchBatch bounds one write round trip.
 const dispatchBatch = 1000
 
-func (s *Store) dispatchColl() *mongo.Collection {
+func (s *Store) resultColl() *mongo.Collection {
 	return s.db.Collection(notify.CollNotificationDispatch)
 }
 
-// AddDispatchCandidates records subscribers chosen for a broadcast, with no
-// outcome yet. Subscribers already recorded (as candidates or with an
-// outcome) are left as they are. It returns how many were added.
+func (s *Store) candidateColl() *mongo.Collection {
+	return s.db.Collection(notify.CollNotificationDispatchCandidate)
+}
+
+func dispatchKey(nid notify.ID, subscriptionID string) string {
+	return nid.Hex() + "/" + subscriptionID
+}
+
+// AddDispatchCandidates records subscribers chosen for a broadcast.
+// Subscribers already recorded are left as they are. It returns how many
+// were added.
 func (s *Store) AddDispatchCandidates(ctx context.Context, notificationID notify.ID, subscriptionIDs []string) (int64, error) {
-	now := bson.NewDateTimeFromTime(s.now())
+	nid := bson.ObjectID(notificationID)
 	var added int64
 	for start := 0; start < len(subscriptionIDs); start += dispatchBatch {
 		chunk := subscriptionIDs[start:min(start+dispatchBatch, len(subscriptionIDs))]
 		docs := make([]any, len(chunk))
 		for i, sid := range chunk {
 			docs[i] = bson.D{
-				{Key: "notificationId", Value: bson.ObjectID(notificationID)},
+				{Key: "_id", Value: dispatchKey(notificationID, sid)},
+				{Key: "notificationId", Value: nid},
 				{Key: "subscriptionId", Value: sid},
-				{Key: "outcome", Value: string(notify.DispatchCandidate)},
-				{Key: "updated", Value: now},
 			}
 		}
-		failed, err := insertIgnoringDuplicates(ctx, s.dispatchColl(), docs)
+		n, err := insertIgnoringDuplicates(ctx, s.candidateColl(), docs)
+		added += n
 		if err != nil {
 			return added, fmt.Errorf("mongostore: dispatch candidates: %w", err)
 		}
-		added += int64(len(chunk) - len(failed))
 	}
 	return added, nil
 }
 
-// RecordDispatch records the outcomes of a batch of subscribers of a
-// broadcast with set semantics: a subscriber without a final outcome gets
-// the one given (whether or not it was recorded as a candidate); one that
-// already has a final outcome keeps it. Results with an empty or candidate
-// outcome are refused. It returns how many outcomes were newly recorded.
+// RecordDispatch records the outcomes of a batch of a broadcast's
+// subscribers with set semantics: a subscriber already recorded keeps its
+// first outcome. Outcomes must be final (not candidate). It returns how
+// many outcomes were newly recorded.
 func (s *Store) RecordDispatch(ctx context.Context, notificationID notify.ID, results []notify.DispatchResult) (int64, error) {
 	for _, r := range results {
 		switch r.Outcome {
@@ -78,80 +91,54 @@ func (s *Store) RecordDispatch(ctx context.Context, notificationID notify.ID, re
 		chunk := results[start:min(start+dispatchBatch, len(results))]
 		docs := make([]any, len(chunk))
 		for i, r := range chunk {
-			docs[i] = bson.D{
+			doc := bson.D{
+				{Key: "_id", Value: dispatchKey(notificationID, r.SubscriptionID)},
 				{Key: "notificationId", Value: nid},
 				{Key: "subscriptionId", Value: r.SubscriptionID},
 				{Key: "outcome", Value: string(r.Outcome)},
-				{Key: "updated", Value: now},
 			}
-			docs[i] = append(docs[i].(bson.D), resultFields(r)...)
+			if r.UserChannelID != "" {
+				doc = append(doc, bson.E{Key: "userChannelId", Value: r.UserChannelID})
+			}
+			if r.Error != nil {
+				doc = append(doc, bson.E{Key: "error", Value: toBSON(r.Error)})
+			}
+			docs[i] = append(doc, bson.E{Key: "updated", Value: now})
 		}
-		// Most results are for subscribers not yet recorded: one unordered
-		// insert. Those already present (as candidates, or recorded by a
-		// retried batch) fail on the unique index and are updated below
-		// only while they are still candidates.
-		dups, err := insertIgnoringDuplicates(ctx, s.dispatchColl(), docs)
+		n, err := insertIgnoringDuplicates(ctx, s.resultColl(), docs)
+		recorded += n
 		if err != nil {
 			return recorded, fmt.Errorf("mongostore: dispatch results: %w", err)
 		}
-		recorded += int64(len(chunk) - len(dups))
-		if len(dups) == 0 {
-			continue
-		}
-		models := make([]mongo.WriteModel, 0, len(dups))
-		for _, i := range dups {
-			r := chunk[i]
-			set := append(bson.D{{Key: "outcome", Value: string(r.Outcome)}, {Key: "updated", Value: now}}, resultFields(r)...)
-			models = append(models, mongo.NewUpdateOneModel().
-				SetFilter(bson.D{{Key: "notificationId", Value: nid}, {Key: "subscriptionId", Value: r.SubscriptionID}, {Key: "outcome", Value: string(notify.DispatchCandidate)}}).
-				SetUpdate(bson.D{{Key: "$set", Value: set}}))
-		}
-		res, err := s.dispatchColl().BulkWrite(ctx, models, options.BulkWrite().SetOrdered(false))
-		if err != nil {
-			return recorded, fmt.Errorf("mongostore: dispatch results: %w", err)
-		}
-		recorded += res.ModifiedCount
 	}
 	return recorded, nil
 }
 
-func resultFields(r notify.DispatchResult) bson.D {
-	var d bson.D
-	if r.UserChannelID != "" {
-		d = append(d, bson.E{Key: "userChannelId", Value: r.UserChannelID})
-	}
-	if r.Error != nil {
-		d = append(d, bson.E{Key: "error", Value: toBSON(r.Error)})
-	}
-	return d
-}
-
-// insertIgnoringDuplicates inserts docs unordered and returns the indexes
-// of those refused by a unique index; any other error is returned.
-func insertIgnoringDuplicates(ctx context.Context, coll *mongo.Collection, docs []any) ([]int, error) {
+// insertIgnoringDuplicates inserts docs unordered and returns how many were
+// inserted; documents refused by a unique index are already there and are
+// not an error. Any other error is returned.
+func insertIgnoringDuplicates(ctx context.Context, coll *mongo.Collection, docs []any) (int64, error) {
 	if len(docs) == 0 {
-		return nil, nil
+		return 0, nil
 	}
 	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
 	if err == nil {
-		return nil, nil
+		return int64(len(docs)), nil
 	}
 	var bwe mongo.BulkWriteException
 	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
-		return nil, err
+		return 0, err
 	}
-	dups := make([]int, 0, len(bwe.WriteErrors))
 	for _, we := range bwe.WriteErrors {
 		if we.Code != 11000 {
-			return nil, err
+			return 0, err
 		}
-		dups = append(dups, we.Index)
 	}
-	return dups, nil
+	return int64(len(docs) - len(bwe.WriteErrors)), nil
 }
 
-// DispatchQuery pages through a broadcast's recorded subscribers in
-// subscription id order.
+// DispatchQuery pages through a broadcast's results in subscription id
+// order.
 type DispatchQuery struct {
 	// Outcome selects one outcome; empty means all.
 	Outcome notify.DispatchOutcome
@@ -161,7 +148,7 @@ type DispatchQuery struct {
 	Limit int64
 }
 
-// ListDispatch returns a page of a broadcast's recorded subscribers.
+// ListDispatch returns a page of a broadcast's recorded results.
 func (s *Store) ListDispatch(ctx context.Context, notificationID notify.ID, q DispatchQuery) ([]notify.DispatchResult, error) {
 	filter := bson.D{{Key: "notificationId", Value: bson.ObjectID(notificationID)}}
 	if q.Outcome != "" {
@@ -174,7 +161,7 @@ func (s *Store) ListDispatch(ctx context.Context, notificationID notify.ID, q Di
 	if q.Limit > 0 {
 		opts.SetLimit(q.Limit)
 	}
-	cur, err := s.dispatchColl().Find(ctx, filter, opts)
+	cur, err := s.resultColl().Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("mongostore: dispatch: %w", err)
 	}
@@ -199,47 +186,78 @@ func (s *Store) ListDispatch(ctx context.Context, notificationID notify.ID, q Di
 	return out, nil
 }
 
-// DispatchPending returns up to limit subscription ids recorded as
-// candidates without an outcome, after the id after, in id order: the work
-// left of a broadcast.
-func (s *Store) DispatchPending(ctx context.Context, notificationID notify.ID, after string, limit int64) ([]string, error) {
-	rs, err := s.ListDispatch(ctx, notificationID, DispatchQuery{Outcome: notify.DispatchCandidate, After: after, Limit: limit})
+// listCandidates returns a page of a broadcast's candidates in id order.
+func (s *Store) listCandidates(ctx context.Context, nid notify.ID, after string, limit int64) ([]string, error) {
+	filter := bson.D{{Key: "notificationId", Value: bson.ObjectID(nid)}}
+	if after != "" {
+		filter = append(filter, bson.E{Key: "subscriptionId", Value: bson.D{{Key: "$gt", Value: after}}})
+	}
+	opts := options.Find().SetSort(bson.D{{Key: "subscriptionId", Value: 1}}).SetProjection(bson.D{{Key: "subscriptionId", Value: 1}})
+	if limit > 0 {
+		opts.SetLimit(limit)
+	}
+	cur, err := s.candidateColl().Find(ctx, filter, opts)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("mongostore: dispatch candidates: %w", err)
 	}
-	ids := make([]string, len(rs))
-	for i, r := range rs {
-		ids[i] = r.SubscriptionID
+	defer cur.Close(context.WithoutCancel(ctx))
+	ids := []string{}
+	for cur.Next(ctx) {
+		sid, _ := cur.Current.Lookup("subscriptionId").StringValueOK()
+		ids = append(ids, sid)
 	}
-	return ids, nil
+	return ids, cur.Err()
+}
+
+// DispatchPending returns up to limit candidates (limit > 0) without a
+// result, after the id after, in id order: the work left of a broadcast.
+func (s *Store) DispatchPending(ctx context.Context, notificationID notify.ID, after string, limit int64) ([]string, error) {
+	if limit <= 0 {
+		return nil, fmt.Errorf("mongostore: dispatch pending: limit must be positive")
+	}
+	var pending []string
+	for int64(len(pending)) < limit {
+		page, err := s.listCandidates(ctx, notificationID, after, limit)
+		if err != nil || len(page) == 0 {
+			return pending, err
+		}
+		done, err := s.DispatchOutcomes(ctx, notificationID, page)
+		if err != nil {
+			return pending, err
+		}
+		for _, id := range page {
+			if done[id] == "" && int64(len(pending)) < limit {
+				pending = append(pending, id)
+			}
+		}
+		after = page[len(page)-1]
+	}
+	return pending, nil
 }
 
 // DispatchOutcomes returns the recorded outcome of each of subscriptionIDs
-// that has one (candidates included), so a worker can skip subscribers a
-// previous attempt already handled.
+// that has one, so a worker can skip subscribers a previous attempt
+// already handled.
 func (s *Store) DispatchOutcomes(ctx context.Context, notificationID notify.ID, subscriptionIDs []string) (map[string]notify.DispatchOutcome, error) {
 	out := make(map[string]notify.DispatchOutcome, len(subscriptionIDs))
 	for start := 0; start < len(subscriptionIDs); start += dispatchBatch {
 		chunk := subscriptionIDs[start:min(start+dispatchBatch, len(subscriptionIDs))]
-		cur, err := s.dispatchColl().Find(ctx,
-			bson.D{{Key: "notificationId", Value: bson.ObjectID(notificationID)}, {Key: "subscriptionId", Value: bson.D{{Key: "$in", Value: chunk}}}},
+		keys := make(bson.A, len(chunk))
+		for i, sid := range chunk {
+			keys[i] = dispatchKey(notificationID, sid)
+		}
+		cur, err := s.resultColl().Find(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: keys}}}},
 			options.Find().SetProjection(bson.D{{Key: "subscriptionId", Value: 1}, {Key: "outcome", Value: 1}}))
 		if err != nil {
 			return nil, fmt.Errorf("mongostore: dispatch: %w", err)
 		}
 		for cur.Next(ctx) {
-			var row struct {
-				SubscriptionID string `bson:"subscriptionId"`
-				Outcome        string `bson:"outcome"`
-			}
-			if err := cur.Decode(&row); err != nil {
-				cur.Close(context.WithoutCancel(ctx))
-				return nil, err
-			}
-			out[row.SubscriptionID] = notify.DispatchOutcome(row.Outcome)
+			sid, _ := cur.Current.Lookup("subscriptionId").StringValueOK()
+			o, _ := cur.Current.Lookup("outcome").StringValueOK()
+			out[sid] = notify.DispatchOutcome(o)
 		}
 		err = cur.Err()
-		cur.Close(context.WithoutCancel(ctx))
+		_ = cur.Close(context.WithoutCancel(ctx))
 		if err != nil {
 			return nil, fmt.Errorf("mongostore: dispatch: %w", err)
 		}
@@ -247,41 +265,54 @@ func (s *Store) DispatchOutcomes(ctx context.Context, notificationID notify.ID, 
 	return out, nil
 }
 
-// DispatchCounts counts a broadcast's recorded subscribers by outcome, from
-// the side collection only.
+// DispatchCounts counts a broadcast's recorded candidates and results (side
+// collections only; arrays inline in older documents are not counted).
+// Pending is candidates minus results, assuming results are for
+// candidates, as they are when the broadcast records its candidates first.
 func (s *Store) DispatchCounts(ctx context.Context, notificationID notify.ID) (notify.DispatchCounts, error) {
 	var c notify.DispatchCounts
 	nid := bson.ObjectID(notificationID)
+	n, err := s.candidateColl().CountDocuments(ctx, bson.D{{Key: "notificationId", Value: nid}})
+	if err != nil {
+		return c, fmt.Errorf("mongostore: dispatch counts: %w", err)
+	}
+	c.Candidates = n
 	for _, x := range []struct {
 		outcome notify.DispatchOutcome
 		dst     *int64
 	}{
-		{notify.DispatchCandidate, &c.Pending},
 		{notify.DispatchSuccessful, &c.Successful},
 		{notify.DispatchFailed, &c.Failed},
 		{notify.DispatchSkipped, &c.Skipped},
 	} {
-		n, err := s.dispatchColl().CountDocuments(ctx, bson.D{{Key: "notificationId", Value: nid}, {Key: "outcome", Value: string(x.outcome)}})
+		n, err := s.resultColl().CountDocuments(ctx, bson.D{{Key: "notificationId", Value: nid}, {Key: "outcome", Value: string(x.outcome)}})
 		if err != nil {
 			return c, fmt.Errorf("mongostore: dispatch counts: %w", err)
 		}
 		*x.dst = n
 	}
-	c.Candidates = c.Pending + c.Successful + c.Failed + c.Skipped
+	c.Pending = max(0, c.Candidates-c.Successful-c.Failed-c.Skipped)
 	return c, nil
 }
 
 // LoadDispatch fills n.Dispatch for the API: the arrays an older document
-// holds inline (written by the original) merged with the side collection,
-// each subscriber once. candidates lists every recorded subscriber;
-// successful, failed and skipped their final outcomes. A notification with
-// neither keeps a nil Dispatch. Other keys inline (such as req) are kept.
+// holds inline (written by the original) merged with the side collections,
+// each subscriber once. candidates lists the inline candidates, then the
+// recorded ones, then any subscriber with a result that was not a
+// candidate; successful, failed and skipped list the results. When there
+// is anything to show, all four lists are shown (empty ones as []). A
+// notification with nothing keeps a nil Dispatch. Other inline keys (such
+// as req) are kept.
 func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error {
+	cands, err := s.listCandidates(ctx, n.ID, "", 0)
+	if err != nil {
+		return err
+	}
 	rows, err := s.ListDispatch(ctx, n.ID, DispatchQuery{})
 	if err != nil {
 		return err
 	}
-	if len(rows) == 0 {
+	if len(rows) == 0 && len(cands) == 0 {
 		return nil
 	}
 	d := n.Dispatch
@@ -300,11 +331,17 @@ func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error 
 	for _, f := range d.Failed {
 		fail[f.SubscriptionID] = true
 	}
-	for _, r := range rows {
-		if !cand[r.SubscriptionID] {
-			cand[r.SubscriptionID] = true
-			d.Candidates = append(d.Candidates, r.SubscriptionID)
+	addCand := func(id string) {
+		if !cand[id] {
+			cand[id] = true
+			d.Candidates = append(d.Candidates, id)
 		}
+	}
+	for _, id := range cands {
+		addCand(id)
+	}
+	for _, r := range rows {
+		addCand(r.SubscriptionID)
 		switch r.Outcome {
 		case notify.DispatchSuccessful:
 			if !succ[r.SubscriptionID] {
@@ -323,7 +360,7 @@ func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error 
 			}
 		}
 	}
-	// Every list is shown once a broadcast has results, empty or not.
+	d.Candidates = slices.Clip(d.Candidates)
 	if d.Candidates == nil {
 		d.Candidates = []string{}
 	}
@@ -340,12 +377,17 @@ func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error 
 	return nil
 }
 
-// DeleteDispatch removes a notification's dispatch results (when the
-// notification itself is purged) and returns how many.
+// DeleteDispatch removes a notification's candidates and results (when the
+// notification itself is purged) and returns how many documents went.
 func (s *Store) DeleteDispatch(ctx context.Context, notificationID notify.ID) (int64, error) {
-	res, err := s.dispatchColl().DeleteMany(ctx, bson.D{{Key: "notificationId", Value: bson.ObjectID(notificationID)}})
-	if err != nil {
-		return 0, fmt.Errorf("mongostore: dispatch: %w", err)
+	filter := bson.D{{Key: "notificationId", Value: bson.ObjectID(notificationID)}}
+	var total int64
+	for _, coll := range []*mongo.Collection{s.candidateColl(), s.resultColl()} {
+		res, err := coll.DeleteMany(ctx, filter)
+		if err != nil {
+			return total, fmt.Errorf("mongostore: dispatch: %w", err)
+		}
+		total += res.DeletedCount
 	}
-	return res.DeletedCount, nil
+	return total, nil
 }

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
 	"github.com/govkit/govkit/internal/testsvc"
 	"github.com/govkit/govkit/notify/embeddedmongo"
 	"github.com/govkit/govkit/notify/mongostore"
@@ -56,6 +59,26 @@ func eachStore(t *testing.T, fn func(t *testing.T, s *mongostore.Store)) {
 	t.Run("mongodb", func(t *testing.T) {
 		fn(t, openStore(t, testsvc.MongoURI(t), nil))
 	})
+}
+
+// storeURI returns the URI a test's store was opened with.
+func storeURI(t *testing.T) string {
+	if strings.HasSuffix(t.Name(), "/embedded") || strings.Contains(t.Name(), "/embedded/") {
+		return embeddedURI
+	}
+	return testsvc.MongoURI(t)
+}
+
+// rawDB opens the store's database with the driver alone, to see and write
+// documents as the original would have stored them.
+func rawDB(t *testing.T, s *mongostore.Store) *mongo.Database {
+	t.Helper()
+	client, err := mongo.Connect(options.Client().ApplyURI(storeURI(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Disconnect(context.Background()) })
+	return client.Database(s.Database())
 }
 
 func openStore(t *testing.T, uri string, logger *slog.Logger) *mongostore.Store {

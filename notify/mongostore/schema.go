@@ -121,14 +121,21 @@ var (
 		name:      notify.CollNotificationDispatch,
 		objectIDs: map[string]bool{"notificationId": true},
 		indexes: []indexSpec{
-			// Set semantics: one result per subscriber of a notification.
+			// _id already makes the pair unique; these serve MongoDB's reads
+			// of one broadcast (FerretDB v1 uses no index but _id to read).
 			{Name: "unique_notificationId_subscriptionId", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "subscriptionId", Value: 1}}, Unique: true},
-			// Pending candidates and counts per outcome.
-			{Name: "notificationId_outcome_subscriptionId", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "outcome", Value: 1}, {Key: "subscriptionId", Value: 1}}},
+			{Name: "notificationId_outcome", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "outcome", Value: 1}}},
+		},
+	}
+	dispatchCandidateSchema = &schema{
+		name:      notify.CollNotificationDispatchCandidate,
+		objectIDs: map[string]bool{"notificationId": true},
+		indexes: []indexSpec{
+			{Name: "unique_notificationId_subscriptionId", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "subscriptionId", Value: 1}}, Unique: true},
 		},
 	}
 	allSchemas = []*schema{subscriptionSchema, notificationSchema, configurationSchema, administratorSchema,
-		userCredentialSchema, accessTokenSchema, bounceSchema, rssSchema, dispatchSchema}
+		userCredentialSchema, accessTokenSchema, bounceSchema, rssSchema, dispatchSchema, dispatchCandidateSchema}
 )
 
 func emailKeyOf(doc bson.D) any {

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -208,8 +209,20 @@ func mapErr(err error) error {
 		return notify.ErrNotFound
 	case mongo.IsDuplicateKeyError(err):
 		return fmt.Errorf("%w: %v", notify.ErrDuplicate, err)
+	case isEmbeddedUniqueViolation(err):
+		// Keep SQLite's sentence, not FerretDB's internal call trace.
+		msg := err.Error()
+		return fmt.Errorf("%w: %s", notify.ErrDuplicate, msg[strings.Index(msg, "UNIQUE constraint failed"):])
 	}
 	return err
+}
+
+// isEmbeddedUniqueViolation recognises FerretDB v1's answer to an update
+// that breaks a unique index: an InternalError carrying SQLite's message
+// instead of MongoDB's code 11000.
+func isEmbeddedUniqueViolation(err error) bool {
+	var se mongo.ServerError
+	return errors.As(err, &se) && strings.Contains(err.Error(), "UNIQUE constraint failed")
 }
 
 // DropDatabase drops the whole database: for tests and throw-away
