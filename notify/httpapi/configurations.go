@@ -20,11 +20,17 @@ func (s *Server) configurationRoutes() {
 	c.routes(s, "/configurations", "configuration", "Configuration", superAdminOnly)
 }
 
-// rssHTTPHost is the original's RSS pipe: a per-service notification
+// rssHTTPHost checks the required fields and is the original's RSS pipe: a per-service notification
 // configuration with an RSS feed needs an httpHost for the links in the
 // notifications the feed produces; when neither the record nor the config
 // names one, the host of the request that writes the record is kept.
 func (s *Server) rssHTTPHost(r *http.Request, c *notify.Configuration) error {
+	if c.Name == "" {
+		return &notify.FieldError{Field: "name", Rule: "is required"}
+	}
+	if c.Value == nil {
+		return &notify.FieldError{Field: "value", Rule: "is required"}
+	}
 	if c.Name != "notification" || s.cfg.HTTPHost != "" {
 		return nil
 	}

@@ -32,6 +32,10 @@ func TestConfigurations(t *testing.T) {
 			t.Fatalf("created %v", c["created"])
 		}
 	})
+	t.Run("name and value are required", func(t *testing.T) {
+		e.Do(t, "POST", "/api/configurations", map[string]any{"value": 1}).Expect(t, http.StatusBadRequest)
+		e.Do(t, "POST", "/api/configurations", map[string]any{"name": "x"}).Expect(t, http.StatusBadRequest)
+	})
 	t.Run("the same name and serviceName twice is 400", func(t *testing.T) {
 		e.Do(t, "POST", "/api/configurations", map[string]any{"name": "subscription", "serviceName": "b", "value": 1}).Expect(t, http.StatusBadRequest)
 	})
@@ -105,6 +109,11 @@ func TestBounces(t *testing.T) {
 		if d := b["bounceMessages"].([]any)[0].(map[string]any)["date"]; d != "2026-01-02T03:04:05.000Z" {
 			t.Fatalf("date %v", d)
 		}
+	})
+	t.Run("channel and userChannelId are required, state is active or deleted", func(t *testing.T) {
+		e.Do(t, "POST", "/api/bounces", map[string]any{"userChannelId": "x"}).Expect(t, http.StatusBadRequest)
+		e.Do(t, "POST", "/api/bounces", map[string]any{"channel": "email"}).Expect(t, http.StatusBadRequest)
+		e.Do(t, "POST", "/api/bounces", map[string]any{"channel": "email", "userChannelId": "x", "state": "gone"}).Expect(t, http.StatusBadRequest)
 	})
 	t.Run("anonymous callers are forbidden", func(t *testing.T) {
 		e.Do(t, "GET", "/api/bounces", nil, apitest.Anonymous...).Expect(t, http.StatusForbidden)

@@ -408,9 +408,11 @@ func (s *Service) Verify(ctx context.Context, who notify.UserProfile, id, code s
 		return nil, err
 	}
 	reply := &Reply{Channel: channelOf(sub), Ack: ackOrNil(m.raw, "confirmationAcknowledgements", m.typed.ConfirmationAcknowledgements)}
-	want, hasCode := sub.ConfirmationRequest.String("confirmationCode")
+	// As in the original, a confirmation request without a code is matched
+	// by a request without one.
+	want, _ := sub.ConfirmationRequest.String("confirmationCode")
 	if (sub.State != notify.StateUnconfirmed && sub.State != notify.StateConfirmed) ||
-		(sub.ConfirmationRequest != nil && (!hasCode || code != want)) {
+		(sub.ConfirmationRequest != nil && code != want) {
 		reply.Err = errForbidden
 		return reply, nil
 	}
