@@ -36,8 +36,12 @@ type DocumentFilter struct {
 	CreatedAfter  *time.Time
 	CreatedBefore *time.Time
 	HasOCR        *bool
-	Limit         int
-	After         *DocumentCursor
+	// Reviewed selects documents with (true) or without (false) a
+	// completed review session: with HasOCR true and Reviewed false, the
+	// review queue.
+	Reviewed *bool
+	Limit    int
+	After    *DocumentCursor
 }
 
 // DocumentCursor is a position in the newest-first order.

@@ -178,7 +178,8 @@ func decodeCursor(s string) (*docplatform.DocumentCursor, bool) {
 // caller's groups (an API key: its group; a system admin: every group).
 // Filters: groupId (403 outside the caller's groups), contentType, q
 // (file name contains, ignoring case), createdAfter / createdBefore (RFC
-// 3339), hasOcr (true|false). Paging: limit (1-200, default 50) and
+// 3339), hasOcr and reviewed (true|false; hasOcr=true&reviewed=false is
+// the review queue: OCR done, no completed review). Paging: limit (1-200, default 50) and
 // cursor (nextCursor of the previous page; null on the last page).
 func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	id := IdentityFrom(r.Context())
@@ -207,13 +208,18 @@ func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request, rs Resour
 			*p.dst = &t
 		}
 	}
-	if v := q.Get("hasOcr"); v != "" {
-		b, err := strconv.ParseBool(v)
-		if err != nil {
-			httperr.Write(w, http.StatusBadRequest, "hasOcr must be true or false")
-			return
+	for _, p := range []struct {
+		name string
+		dst  **bool
+	}{{"hasOcr", &f.HasOCR}, {"reviewed", &f.Reviewed}} {
+		if v := q.Get(p.name); v != "" {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				httperr.Write(w, http.StatusBadRequest, p.name+" must be true or false")
+				return
+			}
+			*p.dst = &b
 		}
-		f.HasOCR = &b
 	}
 	limit, ok := intParam(w, r, "limit", 50, 1, 200)
 	if !ok {

@@ -71,6 +71,20 @@ func TestReviewSessions(t *testing.T) {
 					t.Fatalf("next reviewer: %s", resp.Status)
 				}
 			})
+			t.Run("the review queue lists documents with OCR and no completed review", func(t *testing.T) {
+				queued := rw.doc(rw.alpha, "queued.pdf", "%PDF-1.4")
+				rw.call(groupKey, request{method: "PUT", path: "/api/documents/" + queued.ID + "/ocr", body: `{"result":{}}`})
+				rw.call(groupKey, request{method: "PUT", path: "/api/documents/" + d.ID + "/ocr", body: `{"result":{}}`})
+				var q struct{ Documents []docJSON }
+				readJSON(t, rw.call(member, request{method: "GET", path: "/api/documents?hasOcr=true&reviewed=false"}), &q)
+				if len(q.Documents) != 1 || q.Documents[0].ID != queued.ID {
+					t.Fatalf("queue %+v", q.Documents)
+				}
+				readJSON(t, rw.call(member, request{method: "GET", path: "/api/documents?reviewed=true"}), &q)
+				if len(q.Documents) != 1 || q.Documents[0].ID != d.ID {
+					t.Fatalf("reviewed %+v", q.Documents)
+				}
+			})
 			t.Run("an unknown document or session is 404", func(t *testing.T) {
 				if resp := rw.call(member, request{method: "POST", path: "/api/documents/nope/reviews"}); resp.StatusCode != 404 {
 					t.Errorf("%s", resp.Status)

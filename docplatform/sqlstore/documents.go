@@ -109,6 +109,13 @@ func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 		}
 		where = append(where, not+"EXISTS (SELECT 1 FROM ocr_results o WHERE o.document_id = d.id)")
 	}
+	if f.Reviewed != nil {
+		not := "NOT "
+		if *f.Reviewed {
+			not = ""
+		}
+		where = append(where, not+"EXISTS (SELECT 1 FROM review_sessions r WHERE r.document_id = d.id AND r.status = 'COMPLETED')")
+	}
 	if f.After != nil {
 		where = append(where, "(d.created_at, d.id) < ("+arg(s.at(f.After.CreatedAt))+", "+arg(f.After.ID)+")")
 	}
