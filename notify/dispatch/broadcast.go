@@ -61,8 +61,8 @@ func (d *Dispatcher) candidates(ctx context.Context, n *notify.Notification) err
 		ids = inline.Candidates
 	default:
 		subs, err := d.o.Store.Subscriptions.Find(ctx, mongostore.Query{
-			Filter:     notify.NewFields("serviceName", n.ServiceName, "state", notify.StateConfirmed, "channel", n.Channel),
-			Projection: notify.NewFields("id", 1),
+			Filter:     doc("serviceName", n.ServiceName, "state", notify.StateConfirmed, "channel", n.Channel),
+			Projection: doc("id", 1),
 		})
 		if err != nil {
 			return fmt.Errorf("dispatch: candidates: %w", err)
@@ -212,7 +212,7 @@ func (d *Dispatcher) loadChunk(ctx context.Context, ids []string) ([]*notify.Sub
 	}
 	var subs []*notify.Subscription
 	err := d.retry(ctx, func(ctx context.Context) (err error) {
-		subs, err = d.o.Store.Subscriptions.Find(ctx, mongostore.Query{Filter: notify.NewFields("id", notify.NewFields("$in", in))})
+		subs, err = d.o.Store.Subscriptions.Find(ctx, mongostore.Query{Filter: doc("id", doc("$in", in))})
 		return err
 	})
 	if err != nil {

@@ -39,16 +39,16 @@ func (d *Dispatcher) Check(ctx context.Context, n *notify.Notification) (*notify
 	if n.UserChannelID == "" && n.UserID == "" {
 		return nil, ErrInvalidUser
 	}
-	where := notify.NewFields("serviceName", n.ServiceName, "state", notify.StateConfirmed, "channel", n.Channel)
+	where := doc("serviceName", n.ServiceName, "state", notify.StateConfirmed, "channel", n.Channel)
 	if n.UserChannelID != "" {
 		// The whole value, ignoring case: email addresses differ in case
 		// only by accident.
-		where.Set("userChannelId", notify.NewFields("$regex", "^"+regexp.QuoteMeta(n.UserChannelID)+"$", "$options", "i"))
+		where.Set("userChannelId", doc("$regex", "^"+regexp.QuoteMeta(n.UserChannelID)+"$", "$options", "i"))
 	}
 	if n.UserID != "" {
 		where.Set("userId", n.UserID)
 	}
-	subs, err := d.o.Store.Subscriptions.Find(ctx, mongostore.Query{Filter: where, Sort: notify.NewFields("id", 1), Limit: 1})
+	subs, err := d.o.Store.Subscriptions.Find(ctx, mongostore.Query{Filter: where, Sort: doc("id", 1), Limit: 1})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: find subscription: %w", err)
 	}

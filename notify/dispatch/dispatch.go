@@ -87,6 +87,10 @@ type Options struct {
 	// RetryDelay is the first wait before retrying a failed store call
 	// (default 200 ms, doubling, five attempts).
 	RetryDelay time.Duration
+	// Go runs a broadcast in the background; the HTTP server passes its
+	// own, so that shutdown waits for broadcasts in flight. Nil: the
+	// Dispatcher's goroutines, which Close waits for.
+	Go func(fn func(ctx context.Context))
 	// HTTPClient posts the async callback (default: 30 s timeout).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -241,13 +245,18 @@ func (d *Dispatcher) start(job Job) (<-chan struct{}, error) {
 	}
 	d.wg.Add(1)
 	done := make(chan struct{})
-	go func() {
+	run := func(ctx context.Context) {
 		defer d.wg.Done()
 		defer close(done)
-		if err := d.RunBroadcast(d.base, job); err != nil {
+		if err := d.RunBroadcast(ctx, job); err != nil {
 			d.log.Error("notify: broadcast failed", "notification", job.NotificationID.Hex(), "err", err)
 		}
-	}()
+	}
+	if d.o.Go != nil {
+		d.o.Go(run)
+	} else {
+		go run(d.base)
+	}
 	return done, nil
 }
 
@@ -265,12 +274,12 @@ func (d *Dispatcher) reload(ctx context.Context, id notify.ID) (*notify.Notifica
 
 // setState records a notification's state (and who changed it).
 func (d *Dispatcher) setState(ctx context.Context, id notify.ID, state string, user *notify.UserProfile) error {
-	set := notify.NewFields("state", state)
+	set := doc("state", state)
 	if user != nil {
 		set.Set("updatedBy", user.Fields())
 	}
 	return d.retry(ctx, func(ctx context.Context) error {
-		return d.o.Store.Notifications.UpdateByID(ctx, id.Hex(), notify.NewFields("$set", set))
+		return d.o.Store.Notifications.UpdateByID(ctx, id.Hex(), doc("$set", set))
 	})
 }
 

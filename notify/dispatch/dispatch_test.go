@@ -86,7 +86,7 @@ func TestCheckRefusesBadSubscriptionFilter(t *testing.T) {
 func TestUnicastEmailCarriesListHeadersAndBounceSender(t *testing.T) {
 	f := newFixture(t)
 	sub := f.subscribe(notify.Subscription{ServiceName: "my service", UserChannelID: "bar@foo.com", UnsubscriptionCode: "54321",
-		ConfirmationRequest: notify.NewFields("confirmationCode", "12345"), Data: notify.NewFields("gender", "male")})
+		ConfirmationRequest: fields("confirmationCode", "12345"), Data: fields("gender", "male")})
 	ctx := context.Background()
 	bounce := &notify.Bounce{Channel: "email", UserChannelID: "bar@foo.com", HardBounceCount: 1}
 	if err := f.store.Bounces().Insert(ctx, bounce); err != nil {
@@ -164,8 +164,8 @@ func TestUnicastStates(t *testing.T) {
 		{name: "a refused recipient ends in error", n: notify.Notification{ServiceName: "svc", Channel: "email", UserChannelID: "reject@invalid.local", Message: emailMessage("x")}, wantState: notify.StateError},
 		{name: "a future invalidBefore holds the notification", n: notify.Notification{ServiceName: "svc", Channel: "email", UserChannelID: "ok@invalid.local", InvalidBefore: time.Now().Add(time.Hour), Message: emailMessage("x")}, wantState: notify.StateNew},
 		{name: "a past invalidBefore sends at once", n: notify.Notification{ServiceName: "svc", Channel: "email", UserChannelID: "ok@invalid.local", InvalidBefore: time.Now().Add(-time.Hour), Message: emailMessage("x")}, wantState: notify.StateSent, wantMails: 1},
-		{name: "in-app notifications are only stored", n: notify.Notification{ServiceName: "svc", Channel: "inApp", UserChannelID: "ok@invalid.local", Message: notify.NewFields("title", "t")}, wantState: notify.StateNew},
-		{name: "no SMS sender is an error state", n: notify.Notification{ServiceName: "svc", Channel: "sms", UserChannelID: "123", SkipSubscriptionConfirmationCheck: true, Message: notify.NewFields("textBody", "x")}, wantState: notify.StateError},
+		{name: "in-app notifications are only stored", n: notify.Notification{ServiceName: "svc", Channel: "inApp", UserChannelID: "ok@invalid.local", Message: fields("title", "t")}, wantState: notify.StateNew},
+		{name: "no SMS sender is an error state", n: notify.Notification{ServiceName: "svc", Channel: "sms", UserChannelID: "123", SkipSubscriptionConfirmationCheck: true, Message: fields("textBody", "x")}, wantState: notify.StateError},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -241,13 +241,13 @@ func TestBroadcastFilters(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, func(o *dispatch.Options) { o.Filters = filters; o.LogSkipped = true })
-	match := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "match@foo.com", BroadcastPushNotificationFilter: "contains_ci(name,'FOO')", Data: notify.NewFields("city", "Victoria")})
+	match := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "match@foo.com", BroadcastPushNotificationFilter: "contains_ci(name,'FOO')", Data: fields("city", "Victoria")})
 	noMatch := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "nomatch@foo.com", BroadcastPushNotificationFilter: "name == 'bar'"})
-	cityMismatch := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "city@foo.com", Data: notify.NewFields("city", "Vancouver")})
+	cityMismatch := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "city@foo.com", Data: fields("city", "Vancouver")})
 	noData := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "nodata@foo.com"})
 
 	got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"),
-		Data: notify.NewFields("name", "foo"), BroadcastPushNotificationSubscriptionFilter: "city == 'Victoria'"})
+		Data: fields("name", "foo"), BroadcastPushNotificationSubscriptionFilter: "city == 'Victoria'"})
 	d := got.Dispatch
 	slices.Sort(d.Successful)
 	wantOK := []string{match.ID.Hex(), noData.ID.Hex()}
@@ -297,7 +297,7 @@ func TestSkippedAndSuccessfulAreRecordedOnlyWhenConfigured(t *testing.T) {
 			})
 			f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "a@foo.com"})
 			f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "b@foo.com", BroadcastPushNotificationFilter: "x == 'y'"})
-			got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"), Data: notify.NewFields("x", "z")})
+			got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"), Data: fields("x", "z")})
 			if got.State != notify.StateSent {
 				t.Errorf("state = %q", got.State)
 			}
@@ -385,7 +385,7 @@ func TestBroadcastSkipsSubscribersWhoLeftMeanwhile(t *testing.T) {
 	if _, err := f.store.AddDispatchCandidates(ctx, n.ID, []string{stay.ID.Hex(), left.ID.Hex(), gone.ID.Hex()}); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.store.Subscriptions().UpdateByID(ctx, left.ID.Hex(), notify.NewFields("$set", notify.NewFields("state", notify.StateDeleted))); err != nil {
+	if err := f.store.Subscriptions().UpdateByID(ctx, left.ID.Hex(), fields("$set", fields("state", notify.StateDeleted))); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.store.Subscriptions().DeleteByID(ctx, gone.ID.Hex()); err != nil {
@@ -559,10 +559,10 @@ func TestSMSBroadcastThroughTwilio(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, func(o *dispatch.Options) { o.SMS = tw })
-	ok := f.subscribe(notify.Subscription{ServiceName: "svc", Channel: "sms", UserChannelID: "+15550001", UnsubscriptionCode: "777", Data: notify.NewFields("count", 0)})
+	ok := f.subscribe(notify.Subscription{ServiceName: "svc", Channel: "sms", UserChannelID: "+15550001", UnsubscriptionCode: "777", Data: fields("count", 0)})
 	bad := f.subscribe(notify.Subscription{ServiceName: "svc", Channel: "sms", UserChannelID: "+15550002"})
 	got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "sms", IsBroadcast: true,
-		Message: notify.NewFields("textBody", "You have {subscription::count} new items. Stop: {unsubscription_url}")})
+		Message: fields("textBody", "You have {subscription::count} new items. Stop: {unsubscription_url}")})
 	if got.State != notify.StateSent {
 		t.Errorf("state = %q, want sent despite a failure", got.State)
 	}

@@ -121,6 +121,16 @@ func startSink(t testing.TB, reject ...string) *sink {
 	return s
 }
 
+func splitHostPort(t testing.TB, addr string) (string, int) {
+	t.Helper()
+	host, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ := strconv.Atoi(p)
+	return host, port
+}
+
 // sender returns a pooled email sender to the sink.
 func (s *sink) sender(t testing.TB, addr email.Addressing) *email.Sender {
 	t.Helper()
@@ -294,7 +304,7 @@ func (f *fixture) load(id notify.ID) *notify.Notification {
 }
 
 func emailMessage(text string) notify.Fields {
-	return notify.NewFields("from", "no_reply@invalid.local", "subject", "test", "textBody", text)
+	return fields("from", "no_reply@invalid.local", "subject", "test", "textBody", text)
 }
 
 // eventually polls cond for up to 20 s: for work that runs in the
@@ -308,4 +318,13 @@ func eventually(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// fields builds a document from alternating keys and values.
+func fields(kv ...any) notify.Fields {
+	f := make(notify.Fields, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		f = append(f, notify.Field{Key: kv[i].(string), Value: kv[i+1]})
+	}
+	return f
 }

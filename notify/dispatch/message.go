@@ -99,7 +99,7 @@ func (d *Dispatcher) send(ctx context.Context, p *push, sub *notify.Subscription
 // errorValue is how a send failure is shown in dispatch.failed: the
 // sender's message plus the status it reported, as a document.
 func errorValue(err error) notify.Fields {
-	f := notify.NewFields("message", err.Error())
+	f := doc("message", err.Error())
 	var pe *sms.ProviderError
 	if errors.As(err, &pe) {
 		if pe.StatusCode != 0 {

@@ -51,3 +51,12 @@ func FromMongo(s *mongostore.Store) Store {
 		Results:       s,
 	}
 }
+
+// doc builds a document from alternating keys and values.
+func doc(kv ...any) notify.Fields {
+	f := make(notify.Fields, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		f = append(f, notify.Field{Key: kv[i].(string), Value: kv[i+1]})
+	}
+	return f
+}

@@ -36,16 +36,16 @@ func (d *Dispatcher) stampBounces(ctx context.Context, channel string, started t
 		for i, id := range ids {
 			in[i] = id
 		}
-		filter := notify.NewFields(
+		filter := doc(
 			"state", notify.BounceActive,
 			"channel", channel,
-			"userChannelId", notify.NewFields("$in", in),
+			"userChannelId", doc("$in", in),
 			"$or", []any{
-				notify.NewFields("latestNotificationStarted", nil),
-				notify.NewFields("latestNotificationStarted", notify.NewFields("$lt", started)),
+				doc("latestNotificationStarted", nil),
+				doc("latestNotificationStarted", doc("$lt", started)),
 			},
 		)
-		update := notify.NewFields("$set", notify.NewFields(
+		update := doc("$set", doc(
 			"latestNotificationStarted", started,
 			"latestNotificationEnded", d.o.Now(),
 		))

@@ -1,0 +1,498 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/access"
+	"github.com/govkit/govkit/notify/dispatch"
+	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/query"
+)
+
+// The notification routes, as the original's, with these decisions where
+// it is silent or leaks:
+//
+//   - A user (AuthenticatedUser) sees in-app notifications addressed to
+//     them (userChannelId or userId) or broadcast, that are currently valid
+//     (validTill not past, invalidBefore not future) and that they have not
+//     deleted; a broadcast they read shows state "read". The list, the count
+//     and GET by id apply the same restriction inside the query, so counts,
+//     skip and limit agree with what the list shows. Users never see
+//     readBy, deletedBy, createdBy or updatedBy.
+//   - PATCH by a user changes only state: new, read or deleted (anything
+//     else, or no state, is 400; the original answers 404 without a state).
+//     On a broadcast, read and deleted add the user to readBy or deletedBy
+//     and new takes them out of readBy; the notification's own state is
+//     unchanged. A notification the user may not see is 404.
+//   - Unknown ids are 404 everywhere (the original answers an empty 200 on
+//     GET by id).
+//   - channel must be inApp, email or sms and serviceName is required (400).
+//   - Date-times must be full ISO 8601 with Z (400 otherwise), and a
+//     broadcastPushNotificationSubscriptionFilter must compile (400).
+func init() { routeGroups = append(routeGroups, (*Server).notificationRoutes) }
+
+type notifications struct {
+	s *Server
+	d *dispatch.Dispatcher
+	// marks serialises readBy/deletedBy updates of one notification in
+	// this process: the embedded store loses concurrent $addToSet updates
+	// of one document.
+	marks keyedMutex
+}
+
+func (s *Server) notificationRoutes() {
+	if s.store == nil {
+		return
+	}
+	o := dispatch.Options{
+		Settings: dispatch.SettingsFromConfig(s.cfg),
+		Store:    dispatch.FromMongo(s.store),
+		Filters:  s.filters,
+		Logger:   s.log,
+		Go:       s.Go,
+	}
+	if s.channel != nil {
+		o.Email, o.SMS = s.channel.Email, s.channel.SMS
+	}
+	d, err := dispatch.New(o)
+	if err != nil {
+		s.log.Error("notify: notification routes disabled", "err", err)
+		return
+	}
+	h := &notifications{s: s, d: d}
+	const tag = "notification"
+	s.handle(route{method: "GET", path: "/notifications/count", roles: signedIn, tag: tag, summary: "count notifications", params: []param{whereParam}, response: "count", h: h.count})
+	s.handle(route{method: "GET", path: "/notifications", roles: signedIn, tag: tag, summary: "get notifications", params: []param{filterParam}, response: "[]Notification", h: h.list})
+	s.handle(route{method: "GET", path: "/notifications/{id}", roles: signedIn, tag: tag, summary: "get a notification by id", params: []param{pathID, filterParam}, response: "Notification", h: h.get})
+	s.handle(route{method: "POST", path: "/notifications", roles: adminsOnly, tag: tag, summary: "create and send a notification", body: "Notification", response: "Notification", h: h.create})
+	s.handle(route{method: "PUT", path: "/notifications/{id}", roles: adminsOnly, tag: tag, summary: "replace a notification and send it", params: []param{pathID}, body: "Notification", status: http.StatusNoContent, h: h.replace})
+	s.handle(route{method: "PATCH", path: "/notifications/{id}", roles: signedIn, tag: tag, summary: "update a notification (users: in-app state only)", params: []param{pathID}, body: "Notification", status: http.StatusNoContent, h: h.patch})
+	s.handle(route{method: "DELETE", path: "/notifications/{id}", roles: signedIn, tag: tag, summary: "delete a notification (sets state deleted)", params: []param{pathID}, status: http.StatusNoContent, h: h.delete})
+}
+
+// userID is the caller's id when the caller is an AuthenticatedUser.
+func userID(r *http.Request) (string, bool) {
+	c := caller(r)
+	return c.SecurityID, c.Role == notify.RoleAuthenticatedUser && c.SecurityID != ""
+}
+
+// audience restricts a query to the in-app notifications a user may touch:
+// addressed to them or broadcast.
+func audience(me string) bson.D {
+	return bson.D{
+		{Key: "channel", Value: notify.ChannelInApp},
+		{Key: "$or", Value: bson.A{
+			bson.D{{Key: "isBroadcast", Value: true}},
+			bson.D{{Key: "userChannelId", Value: me}},
+			bson.D{{Key: "userId", Value: me}},
+		}},
+	}
+}
+
+// visible is audience plus what the user's list hides: notifications not
+// valid now, and broadcasts the user deleted.
+func visible(me string, now time.Time) bson.D {
+	return bson.D{{Key: "$and", Value: bson.A{
+		audience(me),
+		bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "validTill", Value: nil}}, bson.D{{Key: "validTill", Value: bson.D{{Key: "$gte", Value: now}}}}}}},
+		bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "invalidBefore", Value: nil}}, bson.D{{Key: "invalidBefore", Value: bson.D{{Key: "$lte", Value: now}}}}}}},
+		bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "isBroadcast", Value: bson.D{{Key: "$ne", Value: true}}}}, bson.D{{Key: "deletedBy", Value: bson.D{{Key: "$ne", Value: me}}}}}}},
+	}}}
+}
+
+// restrict returns the query condition the caller's role adds: nothing for
+// admins, visible for users; others may not read notifications.
+func restrict(r *http.Request) (bson.D, error) {
+	if isAdmin(r) {
+		return nil, nil
+	}
+	me, ok := userID(r)
+	if !ok {
+		return nil, errForbidden
+	}
+	return visible(me, notify.Now()), nil
+}
+
+// shape writes a notification as the caller may see it.
+func (h *notifications) shape(r *http.Request, n *notify.Notification, fields bson.D) (notify.Fields, error) {
+	me, isUser := userID(r)
+	if isUser && !isAdmin(r) && n.IsBroadcast && slices.Contains(n.ReadBy, me) {
+		n.State = notify.StateRead
+	}
+	f, err := project(n, fields)
+	if err != nil {
+		return nil, err
+	}
+	if !isAdmin(r) {
+		for _, k := range []string{"readBy", "deletedBy", "createdBy", "updatedBy"} {
+			f.Delete(k)
+		}
+	}
+	return f, nil
+}
+
+// withDispatch loads a broadcast's results for the answer.
+func (h *notifications) withDispatch(r *http.Request, n *notify.Notification) error {
+	if !n.IsBroadcast && n.Dispatch == nil {
+		return nil
+	}
+	return h.s.store.LoadDispatch(r.Context(), n)
+}
+
+func (h *notifications) count(w http.ResponseWriter, r *http.Request) {
+	where, err := query.ParseWhere(r.URL.Query(), query.Notifications)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	extra, err := restrict(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := h.s.store.Notifications().Count(r.Context(), andWhere(where, extra))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
+}
+
+// andWhere combines a client's where with the role's restriction.
+func andWhere(where, extra bson.D) bson.D {
+	switch {
+	case len(where) == 0 && len(extra) == 0:
+		return bson.D{}
+	case len(where) == 0:
+		return extra
+	case len(extra) == 0:
+		return where
+	}
+	return bson.D{{Key: "$and", Value: bson.A{where, extra}}}
+}
+
+func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
+	flt, err := query.ParseFilter(r.URL.Query(), query.Notifications)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	extra, err := restrict(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	fields := h.userFields(r, flt.Fields)
+	q := mongostore.Query{Filter: andWhere(flt.Where, extra), Sort: flt.Order, Skip: flt.Skip, Limit: flt.Limit, Projection: fields}
+	recs, err := h.s.store.Notifications().Find(r.Context(), q)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out := make([]notify.Fields, 0, len(recs))
+	for _, n := range recs {
+		if err := h.withDispatch(r, n); err != nil {
+			writeError(w, r, err)
+			return
+		}
+		f, err := h.shape(r, n, flt.Fields)
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		out = append(out, f)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// userFields widens a user's projection by what shaping needs (isBroadcast
+// and readBy decide the shown state); shape applies the client's own.
+func (h *notifications) userFields(r *http.Request, fields bson.D) bson.D {
+	if len(fields) == 0 || isAdmin(r) {
+		return fields
+	}
+	for _, e := range fields {
+		if !truthy(e.Value) {
+			if n, ok := e.Value.(int32); !ok || n == 0 {
+				return fields // an exclusion list keeps both
+			}
+		}
+	}
+	return append(slices.Clone(fields), bson.E{Key: "isBroadcast", Value: 1}, bson.E{Key: "readBy", Value: 1})
+}
+
+func (h *notifications) get(w http.ResponseWriter, r *http.Request) {
+	flt, err := query.ParseFilter(r.URL.Query(), query.Notifications)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	id, err := notify.ParseID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	extra, err := restrict(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n, err := h.s.store.Notifications().FindOne(r.Context(), mongostore.Query{
+		Filter:     andWhere(bson.D{{Key: "_id", Value: id}}, extra),
+		Projection: h.userFields(r, flt.Fields),
+	})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := h.withDispatch(r, n); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	f, err := h.shape(r, n, flt.Fields)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, f)
+}
+
+// decode reads a notification written by an administrator and checks it.
+func (h *notifications) decode(r *http.Request, f notify.Fields) (*notify.Notification, *notify.Subscription, error) {
+	n := &notify.Notification{}
+	if err := n.SetFields(f); err != nil {
+		return nil, nil, err
+	}
+	if n.ServiceName == "" {
+		return nil, nil, httpError(http.StatusBadRequest, "serviceName is required")
+	}
+	switch n.Channel {
+	case "", notify.ChannelInApp, notify.ChannelEmail, notify.ChannelSMS:
+	default:
+		return nil, nil, httpError(http.StatusBadRequest, "channel must be inApp, email or sms")
+	}
+	n.ApplyDefaults()
+	sub, err := h.d.Check(r.Context(), n)
+	if errors.Is(err, dispatch.ErrInvalidUser) {
+		return nil, nil, httpError(http.StatusForbidden, "invalid user")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return n, sub, nil
+}
+
+func (h *notifications) dispatchRequest(r *http.Request) dispatch.Request {
+	who := caller(r)
+	return dispatch.Request{Host: requestHost(r), User: &who}
+}
+
+func (h *notifications) create(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for _, k := range []string{"id", "_id", "created", "updated"} {
+		f.Delete(k)
+	}
+	stamp(r, &f, true)
+	n, sub, err := h.decode(r, f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := h.s.store.Notifications().Insert(r.Context(), n); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	out, err := h.d.Dispatch(r.Context(), n, sub, h.dispatchRequest(r))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if err := h.withDispatch(r, out); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *notifications) replace(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	cur, err := h.s.store.Notifications().FindByID(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	for _, k := range []string{"id", "_id", "created", "createdBy", "updated"} {
+		f.Delete(k)
+	}
+	stamp(r, &f, false)
+	n, sub, err := h.decode(r, f)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	n.ID, n.Created, n.CreatedBy = cur.ID, cur.Created, cur.CreatedBy
+	if err := h.s.store.Notifications().Replace(r.Context(), n); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if _, err := h.d.Dispatch(r.Context(), n, sub, h.dispatchRequest(r)); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func (h *notifications) patch(w http.ResponseWriter, r *http.Request) {
+	f, err := readFields(r)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if !isAdmin(r) {
+		state, _ := f.String("state")
+		if !f.Has("state") {
+			writeError(w, r, httpError(http.StatusBadRequest, "state is required"))
+			return
+		}
+		h.mark(w, r, state)
+		return
+	}
+	cur, err := h.s.store.Notifications().FindByID(r.Context(), r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	merged := cur.Fields()
+	for _, k := range []string{"id", "_id", "created", "createdBy", "updated"} {
+		f.Delete(k)
+	}
+	stamp(r, &f, false)
+	for _, e := range f {
+		merged.Set(e.Key, e.Value)
+	}
+	n := &notify.Notification{}
+	if err := n.SetFields(merged); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if flt := n.BroadcastPushNotificationSubscriptionFilter; f.Has(dispatch.FilterField) && flt != "" {
+		if err := h.s.filters.Validate(dispatch.FilterField, flt); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	if err := h.s.store.Notifications().Replace(r.Context(), n); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+func (h *notifications) delete(w http.ResponseWriter, r *http.Request) {
+	if !isAdmin(r) {
+		h.mark(w, r, notify.StateDeleted)
+		return
+	}
+	who := caller(r)
+	err := h.s.store.Notifications().UpdateByID(r.Context(), r.PathValue("id"),
+		bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: notify.StateDeleted}, {Key: "updatedBy", Value: who.Fields()}}}})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+// mark is a user's state change of an in-app notification.
+func (h *notifications) mark(w http.ResponseWriter, r *http.Request, state string) {
+	me, ok := userID(r)
+	if !ok {
+		writeError(w, r, errForbidden)
+		return
+	}
+	switch state {
+	case notify.StateNew, notify.StateRead, notify.StateDeleted:
+	default:
+		writeError(w, r, httpError(http.StatusBadRequest, "state must be new, read or deleted"))
+		return
+	}
+	id, err := notify.ParseID(r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	unlock := h.marks.lock(id)
+	defer unlock()
+	n, err := h.s.store.Notifications().FindOne(r.Context(), mongostore.Query{Filter: andWhere(bson.D{{Key: "_id", Value: id}}, audience(me))})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	who := access.Caller(r.Context())
+	set := bson.D{{Key: "updatedBy", Value: who.Fields()}}
+	var update bson.D
+	switch {
+	case !n.IsBroadcast:
+		update = bson.D{{Key: "$set", Value: append(set, bson.E{Key: "state", Value: state})}}
+	case state == notify.StateRead:
+		update = bson.D{{Key: "$set", Value: set}, {Key: "$addToSet", Value: bson.D{{Key: "readBy", Value: me}}}}
+	case state == notify.StateDeleted:
+		update = bson.D{{Key: "$set", Value: set}, {Key: "$addToSet", Value: bson.D{{Key: "deletedBy", Value: me}}}}
+	default:
+		update = bson.D{{Key: "$set", Value: set}, {Key: "$pull", Value: bson.D{{Key: "readBy", Value: me}}}}
+	}
+	if err := h.s.store.Notifications().UpdateByID(r.Context(), id.Hex(), update); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	noContent(w)
+}
+
+// keyedMutex locks per notification id.
+type keyedMutex struct {
+	mu    sync.Mutex
+	locks map[notify.ID]*keyedLock
+}
+
+type keyedLock struct {
+	sync.Mutex
+	refs int
+}
+
+func (k *keyedMutex) lock(id notify.ID) (unlock func()) {
+	k.mu.Lock()
+	if k.locks == nil {
+		k.locks = map[notify.ID]*keyedLock{}
+	}
+	l := k.locks[id]
+	if l == nil {
+		l = &keyedLock{}
+		k.locks[id] = l
+	}
+	l.refs++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.locks, id)
+		}
+		k.mu.Unlock()
+	}
+}
