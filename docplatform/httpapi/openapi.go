@@ -17,6 +17,32 @@ type routeDoc struct {
 	Body    string // "json", "multipart" or ""
 }
 
+// queryParam is a query parameter a route reads; a name ending in "!" is
+// required.
+type queryParam struct{ name, description string }
+
+// routeQuery lists the query parameters of the routes that read any
+// (besides a group id the access level names).
+var routeQuery = map[string][]queryParam{
+	"GET /api/documents": {
+		{"groupId", "only this group (one of the caller's)"}, {"contentType", "sniffed media type, exact"},
+		{"q", "file name contains, ignoring case"}, {"createdAfter", "RFC 3339, inclusive"}, {"createdBefore", "RFC 3339, exclusive"},
+		{"hasOcr", "true or false"}, {"reviewed", "true or false; hasOcr=true&reviewed=false is the review queue"},
+		{"limit", "1-200, default 50"}, {"cursor", "nextCursor of the previous page"},
+	},
+	"GET /api/workflows":                 {{"groupId", "only this group (one of the caller's)"}},
+	"GET /api/groups/{groupId}/requests": {{"status", "PENDING (default), APPROVED, REJECTED or ALL"}},
+	"GET /api/membership-requests":       {{"status", "PENDING, APPROVED, REJECTED or ALL (default)"}},
+	"GET /api/audit": {
+		{"groupId", "only this group"}, {"action", "only this action, e.g. auth.login"}, {"from", "RFC 3339, inclusive"},
+		{"to", "RFC 3339, exclusive"}, {"limit", "1-1000, default 100"}, {"before", "nextBefore of the previous page"},
+	},
+	"GET /api/audit/report": {
+		{"from!", "first day, YYYY-MM-DD"}, {"to!", "last day, YYYY-MM-DD (at most 366 days)"},
+		{"timeZone", "IANA zone the days are counted in, default UTC"}, {"groupId", "only this group"},
+	},
+}
+
 // routeDocs describes the routes by "METHOD /pattern". A route missing
 // here still appears in the document, with a summary made from its path.
 var routeDocs = map[string]routeDoc{
@@ -154,6 +180,10 @@ func operation(rt Route) map[string]any {
 		if a.GroupFrom == FromQuery {
 			params = append(params, map[string]any{"name": a.GroupField, "in": "query", "required": true, "schema": map[string]any{"type": "string"}})
 		}
+	}
+	for _, q := range routeQuery[key] {
+		name, required := strings.CutSuffix(q.name, "!")
+		params = append(params, map[string]any{"name": name, "in": "query", "required": required, "description": q.description, "schema": map[string]any{"type": "string"}})
 	}
 	write := rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "PATCH" || rt.Method == "DELETE"
 	if write && a.Level != LevelPublic {
