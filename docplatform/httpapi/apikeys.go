@@ -8,8 +8,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -68,10 +70,32 @@ type groupBody struct {
 	GroupID string `json:"groupId"`
 }
 
-func readGroupBody(r *http.Request) string {
+// readGroupBody reads {"groupId": "…"} strictly, as the original's
+// validation pipe did (whitelist, forbidNonWhitelisted): an unknown field
+// or anything after the object is a 400 that names the problem. The
+// identity check has already found a string groupId in it.
+func readGroupBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var b groupBody
-	_ = json.NewDecoder(r.Body).Decode(&b) // the identity check has validated it
-	return b.GroupID
+	d := json.NewDecoder(r.Body)
+	d.DisallowUnknownFields()
+	err := d.Decode(&b)
+	if err == nil && d.More() {
+		err = errors.New("data after the JSON object")
+	}
+	if err == nil {
+		if _, e := d.Token(); e != io.EOF {
+			err = errors.New("data after the JSON object")
+		}
+	}
+	if err != nil {
+		msg := "Request body must be {\"groupId\": string}"
+		if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			msg = "property " + strings.Trim(f, `"`) + " should not exist"
+		}
+		httperr.Write(w, http.StatusBadRequest, msg)
+		return "", false
+	}
+	return b.GroupID, true
 }
 
 // getAPIKey: GET /api/api-key?groupId= → {"apiKey": {…} | null}.
@@ -92,7 +116,10 @@ func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
 // full key appears in this response only. A group that has a key: 409.
 func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	gid := readGroupBody(r)
+	gid, ok := readGroupBody(w, r)
+	if !ok {
+		return
+	}
 	if status := s.requireLiveGroup(ctx, w, r, gid); status != 0 {
 		return
 	}
@@ -120,7 +147,10 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 // working at once.
 func (s *Server) regenerateAPIKey(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	gid := readGroupBody(r)
+	gid, ok := readGroupBody(w, r)
+	if !ok {
+		return
+	}
 	key, prefix, hash := s.newAPIKey()
 	k, err := s.o.Store.RegenerateAPIKey(ctx, gid, prefix, hash)
 	if errors.Is(err, docplatform.ErrNotFound) {

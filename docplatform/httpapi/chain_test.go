@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -390,7 +391,7 @@ func TestRateLimits(t *testing.T) {
 }
 
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
-	h := newHarness(t, func(s *setup) { s.global = 4 })
+	h := newHarness(t, func(s *setup) { s.global = 8 })
 	want := map[string]string{
 		"Strict-Transport-Security": "max-age=31536000; includeSubDomains",
 		"X-Frame-Options":           "DENY",
@@ -405,11 +406,27 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 		{"302", request{method: "GET", path: "/api/auth/logout"}},
 		{"401", request{method: "GET", path: "/api/auth/me"}},
 		{"404", request{method: "GET", path: "/missing"}},
+		{"405", request{method: "DELETE", path: "/api/auth/me"}},
+		{"403", request{method: "GET", path: "/test/authenticated", header: map[string]string{"X-API-Key": "k"}}},
+		{"307 of the path cleaning", request{method: "GET", path: "/test//public"}},
+		{"204 preflight", request{method: "OPTIONS", path: "/api/auth/me", header: map[string]string{"Origin": "http://x", "Access-Control-Request-Method": "GET"}}},
 		{"429", request{method: "GET", path: "/test/public"}},
 		{"health", request{method: "GET", path: "/api/health"}},
 	} {
 		t.Run(r.name, func(t *testing.T) {
-			resp := h.do(nil, r.req)
+			var resp *http.Response
+			if r.name == "429" {
+				for i := 0; i < 10; i++ {
+					if resp = h.do(nil, r.req); resp.StatusCode == 429 {
+						break
+					}
+				}
+			} else {
+				resp = h.do(nil, r.req)
+			}
+			if code := strconv.Itoa(resp.StatusCode); code != r.name[:3] && r.name != "health" {
+				t.Fatalf("status %s", resp.Status)
+			}
 			for k, v := range want {
 				if resp.Header.Get(k) != v {
 					t.Errorf("%s = %q, want %q", k, resp.Header.Get(k), v)
@@ -489,5 +506,142 @@ func TestRouteMaxBodyRaisesTheLimitForOneRoute(t *testing.T) {
 	}
 	if resp := w.do(w.admin, request{method: "POST", path: "/api/api-key", body: big, header: map[string]string{"X-CSRF-Token": w.csrf(w.admin)}}); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("other route keeps the default limit: %s", resp.Status)
+	}
+}
+
+// Hostile and broken requests get a 4xx in the JSON error shape (or the
+// login's failure redirect), never a 500 and never a panic.
+func TestHostileInputs(t *testing.T) {
+	w := newWorld(t)
+	memberCSRF := map[string]string{"X-CSRF-Token": w.csrf(w.member)}
+	withCSRF := func(extra map[string]string) map[string]string {
+		out := map[string]string{"X-CSRF-Token": w.csrf(w.admin)}
+		for k, v := range extra {
+			out[k] = v
+		}
+		return out
+	}
+	huge := strings.Repeat("A", 200<<10)
+	cases := []struct {
+		name   string
+		client *http.Client
+		req    request
+		status int
+	}{
+		{"a 200 KiB access_token cookie is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Cookie": "access_token=" + huge}}, 401},
+		{"a 200 KiB bearer token is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer " + huge}}, 401},
+		{"a malformed Cookie header is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Cookie": `access_token="unterminated; ;;=; csrf_token`}}, 401},
+		{"a bearer token of three dots is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer ..."}}, 401},
+		{"a bearer token with a JSON array header is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer W10.W10.AA"}}, 401},
+		{"a 200 KiB API key is 401", nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": huge}}, 401},
+		{"an API key of invalid UTF-8 is 401", nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": "gk_\xff\xfe"}}, 401},
+		{"invalid UTF-8 in a group id query is 403 (no such membership)", w.member, request{method: "GET", path: "/test/documents?groupId=%ff%fe"}, 403},
+		{"a malformed query escape is 400 or 403, not 500", w.member, request{method: "GET", path: "/test/documents?groupId=%zz"}, 400},
+		{"group id of the wrong JSON type is 400", w.member, request{method: "POST", path: "/test/documents", body: `{"groupId":123}`, header: memberCSRF}, 400},
+		{"group id null is 400", w.member, request{method: "POST", path: "/test/documents", body: `{"groupId":null}`, header: memberCSRF}, 400},
+		{"trailing data after the JSON body is 400", w.member, request{method: "POST", path: "/test/documents", body: `{"groupId":"ALPHA"} {"groupId":"BETA"}`, header: memberCSRF}, 400},
+		{"a JSON array body is 400", w.member, request{method: "POST", path: "/test/documents", body: `["ALPHA"]`, header: memberCSRF}, 400},
+		{"a body of JSON null is 400", w.member, request{method: "POST", path: "/test/documents", body: `null`, header: memberCSRF}, 400},
+		{"deeply nested JSON is 400", w.member, request{method: "POST", path: "/test/documents", body: strings.Repeat("[", 100000), header: memberCSRF}, 400},
+		{"a body over the limit is 413", w.member, request{method: "POST", path: "/test/documents", body: `{"groupId":"ALPHA","pad":"` + strings.Repeat("x", 2<<20) + `"}`, header: memberCSRF}, 413},
+		{"API key body with an unknown field is 400", w.admin, request{method: "POST", path: "/api/api-key/regenerate", body: `{"groupId":"ALPHA","extra":1}`, header: withCSRF(nil)}, 400},
+		{"API key body with trailing data is 400", w.admin, request{method: "POST", path: "/api/api-key/regenerate", body: `{"groupId":"ALPHA"}x`, header: withCSRF(nil)}, 400},
+		{"duplicate X-CSRF-Token headers are 403", w.admin, request{method: "POST", path: "/api/api-key/regenerate", body: `{"groupId":"ALPHA"}`, header: map[string]string{"X-CSRF-Token": w.csrf(w.admin) + "\r\nX-CSRF-Token: " + w.csrf(w.admin)}}, 0},
+		{"a refresh with a 200 KiB CSRF header is 403", w.admin, request{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": huge}}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.req
+			r.path, r.body = w.fill(r.path), w.fill(r.body)
+			req, err := http.NewRequest(r.method, w.url(r.path), strings.NewReader(r.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.body != "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			for k, v := range r.header {
+				if strings.Contains(v, "\r\n") {
+					for _, part := range strings.Split(v, "\r\nX-CSRF-Token: ") {
+						req.Header.Add(k, part)
+					}
+					continue
+				}
+				req.Header[k] = []string{v}
+			}
+			c := tc.client
+			if c == nil {
+				c = noRedirect(nil)
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			want := tc.status
+			if want == 0 {
+				want = http.StatusForbidden
+			}
+			if resp.StatusCode != want {
+				t.Fatalf("status %d, want %d", resp.StatusCode, want)
+			}
+			var e errBody
+			readJSON(t, resp, &e)
+			if e.StatusCode != want || e.Error != http.StatusText(want) || e.Message == "" {
+				t.Errorf("error body %+v", e)
+			}
+		})
+	}
+	t.Run("a 10 KiB state and invalid UTF-8 at the callback end at callback_failed", func(t *testing.T) {
+		for _, q := range []string{"code=x&state=" + strings.Repeat("s", 10<<10), "code=%ff&state=%c0%af", "state=&code=", "code=a&code=b&state=x&state=y"} {
+			resp := w.do(nil, request{method: "GET", path: "/api/auth/callback?" + q})
+			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != w.front.URL+"/?auth_error=callback_failed" {
+				t.Errorf("%.40s: %s to %q", q, resp.Status, resp.Header.Get("Location"))
+			}
+		}
+	})
+}
+
+// X-API-Key and cookies together, and an empty X-API-Key.
+func TestAPIKeyHeaderCombinations(t *testing.T) {
+	w := newWorld(t)
+	cases := []struct {
+		name     string
+		client   *http.Client
+		header   http.Header
+		path     string
+		status   int
+		wantUser string // "" for an API-key identity
+	}{
+		{"on a token-or-key route the API key wins over a valid cookie", w.admin, http.Header{"X-Api-Key": {w.key}}, "/test/any", 200, ""},
+		{"on a token-or-key route a wrong key beside a valid cookie is 401", w.admin, http.Header{"X-Api-Key": {"gk_wrong"}}, "/test/any", 401, ""},
+		{"on an authenticated route a key beside a valid cookie is 403", w.admin, http.Header{"X-Api-Key": {w.key}}, "/test/authenticated", 403, ""},
+		{"an empty X-API-Key header counts as none: the cookie authenticates", w.admin, http.Header{"X-Api-Key": {""}}, "/test/authenticated", 200, ada.Subject},
+		{"an empty X-API-Key header alone is 401", nil, http.Header{"X-Api-Key": {""}}, "/test/any", 401, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", w.url(tc.path), nil)
+			req.Header = tc.header
+			c := tc.client
+			if c == nil {
+				c = noRedirect(nil)
+			}
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if resp.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", resp.StatusCode, tc.status)
+			}
+			if tc.status == 200 {
+				var id docplatform.Identity
+				readJSON(t, resp, &id)
+				if id.UserID != tc.wantUser {
+					t.Errorf("identity %+v, want user %q", id, tc.wantUser)
+				}
+			}
+		})
 	}
 }

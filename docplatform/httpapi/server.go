@@ -26,7 +26,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/govkit/govkit/docplatform"
@@ -99,6 +101,8 @@ func New(o Options) (*Server, error) {
 	case len(o.CookieSecret) < config.MinCookieSecret:
 		return nil, errors.New("httpapi: CookieSecret too short")
 	}
+	// Redirects append "/?auth_error=…" to it.
+	o.FrontendURL = strings.TrimRight(o.FrontendURL, "/")
 	fu, err := url.Parse(o.FrontendURL)
 	if err != nil || fu.Scheme == "" || fu.Host == "" {
 		return nil, errors.New("httpapi: FrontendURL must be an absolute URL")
@@ -136,7 +140,7 @@ func New(o Options) (*Server, error) {
 		loginAEAD:      aead,
 		apiKeyMAC:      config.DeriveKey(o.CookieSecret, "api-key hmac"),
 		failures:       ratelimit.Failures{Store: o.Counters, Max: o.APIKeyFailures.Limit, Window: o.APIKeyFailures.Window},
-		frontendOrigin: fu.Scheme + "://" + fu.Host,
+		frontendOrigin: origin(fu),
 		postLogout:     o.PostLogoutRedirectURI,
 	}
 	if s.postLogout == "" {
@@ -155,6 +159,20 @@ func New(o Options) (*Server, error) {
 		s.mux.Handle(rt.pattern(), s.limitBody(rt, s.chain(rt)))
 	}
 	return s, nil
+}
+
+// origin is the serialisation of u's origin that browsers send in Origin
+// (RFC 6454): lower-case scheme and host, the port only when it is not the
+// scheme's default.
+func origin(u *url.URL) string {
+	host, port := strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	if port != "" && !(u.Scheme == "http" && port == "80") && !(u.Scheme == "https" && port == "443") {
+		host += ":" + port
+	}
+	return strings.ToLower(u.Scheme) + "://" + host
 }
 
 // Close writes the pending API-key last-use times and stops the writer.
@@ -241,7 +259,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &reqState{ip: s.o.ClientIP.ClientIP(r)}
 	rec := &statusWriter{ResponseWriter: w, st: st}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	s.mux.ServeHTTP(rec, r)
+	s.serveRecovering(rec, r, st)
 	if st.status == 0 {
 		st.status = http.StatusOK
 	}
@@ -250,6 +268,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", st.status), slog.Duration("duration", time.Since(start)),
 		slog.String("ip", st.ip), slog.String("auth", st.cred.String()))
+}
+
+// serveRecovering routes the request. A panic in a handler becomes a JSON
+// 500 (when nothing was written yet) and a log line, instead of net/http
+// dropping the connection with no answer; the panic value stays in the
+// log. http.ErrAbortHandler keeps its meaning.
+func (s *Server) serveRecovering(w http.ResponseWriter, r *http.Request, st *reqState) {
+	defer func() {
+		v := recover()
+		if v == nil {
+			return
+		}
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		s.o.Logger.ErrorContext(r.Context(), "panic in handler", slog.String("path", r.URL.Path), slog.Any("panic", v), slog.String("stack", string(debug.Stack())))
+		if st.status == 0 {
+			w.Header().Del("Set-Cookie") // nothing the failed handler meant to set survives
+			httperr.Write(w, http.StatusInternalServerError, "Internal server error")
+			return
+		}
+		panic(http.ErrAbortHandler) // half an answer is out: cut the connection
+	}()
+	s.mux.ServeHTTP(w, r)
 }
 
 type statusWriter struct {
