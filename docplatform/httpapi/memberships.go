@@ -89,7 +89,10 @@ func (s *Server) membership(w http.ResponseWriter, r *http.Request, rs ResourceS
 }
 
 // setMemberRole: PUT /api/groups/{groupId}/members/{userId} {"role"}
-// (group ADMIN): changes a member's role. Demoting the last ADMIN: 409.
+// (group ADMIN): sets a user's role in the group, adding the user when not
+// yet a member (how a system admin gives a new group its first ADMIN, and
+// how an admin adds someone without waiting for a request). An unknown
+// user: 404; demoting the last ADMIN: 409.
 func (s *Server) setMemberRole(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	var b struct {
 		Role string `json:"role"`
@@ -102,23 +105,44 @@ func (s *Server) setMemberRole(w http.ResponseWriter, r *http.Request, rs Resour
 		httperr.Write(w, http.StatusBadRequest, "role must be MEMBER or ADMIN")
 		return
 	}
+	ctx := r.Context()
 	gid, uid := r.PathValue("groupId"), r.PathValue("userId")
 	if _, ok := s.liveGroup(w, r, rs, gid); !ok {
 		return
 	}
-	ms, m, ok := s.membership(w, r, rs, gid, uid)
-	if !ok {
+	ms, err := rs.Memberships(ctx, gid)
+	if err != nil {
+		s.internalError(w, r, "memberships", err)
 		return
+	}
+	from := docplatform.Role("")
+	for _, m := range ms {
+		if m.UserID == uid {
+			from = m.Role
+		}
+	}
+	if from == "" {
+		if _, err := rs.User(ctx, uid); errors.Is(err, docplatform.ErrNotFound) {
+			httperr.Write(w, http.StatusNotFound, "User not found")
+			return
+		} else if err != nil {
+			s.internalError(w, r, "load user", err)
+			return
+		}
 	}
 	if role == docplatform.RoleMember && lastAdmin(ms, uid) {
 		httperr.Write(w, http.StatusConflict, "The group's last ADMIN cannot be demoted")
 		return
 	}
-	if err := rs.SetMembership(r.Context(), docplatform.Membership{UserID: uid, GroupID: gid, Role: role}); err != nil {
-		s.storeErr(w, r, "membership", err)
+	if err := rs.SetMembership(ctx, docplatform.Membership{UserID: uid, GroupID: gid, Role: role}); err != nil {
+		s.storeErr(w, r, "Membership", err)
 		return
 	}
-	s.audit(r, docplatform.AuditMembershipRole, docplatform.OutcomeSuccess, IdentityFrom(r.Context()).UserID, gid, uid+": "+string(m.Role)+" -> "+string(role))
+	detail := uid + ": " + string(from) + " -> " + string(role)
+	if from == "" {
+		detail = uid + ": added as " + string(role)
+	}
+	s.audit(r, docplatform.AuditMembershipRole, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, detail)
 	writeJSON(w, http.StatusOK, map[string]any{"userId": uid, "groupId": gid, "role": role})
 }
 

@@ -74,13 +74,23 @@ func testGroupsAndMemberships(t *testing.T, rw *rworld) {
 			t.Fatalf("unknown role: %s", resp.Status)
 		}
 		if resp := rw.call(groupAdmin, request{method: "PUT", path: groupPath + "/members/nobody", body: `{"role":"ADMIN"}`}); resp.StatusCode != 404 {
-			t.Fatalf("not a member: %s", resp.Status)
+			t.Fatalf("unknown user: %s", resp.Status)
 		}
 		if resp := rw.call(groupAdmin, request{method: "DELETE", path: groupPath + "/members/" + carol.Subject}); resp.StatusCode != 204 {
 			t.Fatalf("remove: %s", resp.Status)
 		}
 		if resp := rw.call(other, request{method: "GET", path: groupPath}); resp.StatusCode != 403 {
 			t.Fatalf("after removal: %s", resp.Status)
+		}
+	})
+	t.Run("a system admin gives a new group its first ADMIN by setting a role", func(t *testing.T) {
+		var g struct{ ID string }
+		readJSON(t, rw.call(sysAdmin, request{method: "POST", path: "/api/groups", body: `{"name":"Fresh"}`}), &g)
+		if resp := rw.call(sysAdmin, request{method: "PUT", path: "/api/groups/" + g.ID + "/members/" + bob.Subject, body: `{"role":"ADMIN"}`}); resp.StatusCode != 200 {
+			t.Fatalf("%s", resp.Status)
+		}
+		if resp := rw.call(member, request{method: "GET", path: "/api/groups/" + g.ID + "/requests"}); resp.StatusCode != 200 {
+			t.Fatalf("bob as the new group's admin: %s", resp.Status)
 		}
 	})
 	t.Run("group settings: validated, names unique ignoring case", func(t *testing.T) {

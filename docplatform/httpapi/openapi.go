@@ -63,7 +63,7 @@ var routeDocs = map[string]routeDoc{
 	"PUT /api/groups/{groupId}":                               {"Change a group's settings", "groups", "json"},
 	"DELETE /api/groups/{groupId}":                            {"Soft-delete a group", "groups", ""},
 	"GET /api/groups/{groupId}/members":                       {"A group's members", "groups", ""},
-	"PUT /api/groups/{groupId}/members/{userId}":              {"Change a member's role", "groups", "json"},
+	"PUT /api/groups/{groupId}/members/{userId}":              {"Set a user's role in the group (adds the user if needed)", "groups", "json"},
 	"DELETE /api/groups/{groupId}/members/{userId}":           {"Remove a member", "groups", ""},
 	"POST /api/groups/{groupId}/requests":                     {"Request membership of a group", "groups", "json"},
 	"GET /api/groups/{groupId}/requests":                      {"A group's membership requests", "groups", ""},
