@@ -312,6 +312,16 @@ func TestAPIKeyFailureLimit(t *testing.T) {
 			t.Fatalf("another client locked out: %s", resp.Status)
 		}
 	})
+	t.Run("a client rotating a spoofed X-Forwarded-For stays locked out", func(t *testing.T) {
+		w := newWorld(t) // no trusted proxies: the header means nothing
+		for i := 0; i < 20; i++ {
+			w.do(nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": "gk_x", "X-Forwarded-For": fmt.Sprintf("198.51.100.%d", i)}})
+		}
+		resp := w.do(nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": "gk_x", "X-Forwarded-For": "203.0.113.250, garbage, [2001:db8::1]:80"}})
+		if resp.StatusCode != 429 || resp.Header.Get("Retry-After") == "" {
+			t.Fatalf("21st failure with a new spoofed address: %s Retry-After=%q", resp.Status, resp.Header.Get("Retry-After"))
+		}
+	})
 }
 
 func TestRateLimits(t *testing.T) {

@@ -48,6 +48,11 @@ func New(cidrs []string) (*Resolver, error) {
 			if err != nil {
 				return nil, fmt.Errorf("trusted proxy %q: not a CIDR: %w", c, err)
 			}
+			// An IPv4-mapped prefix (::ffff:10.0.0.0/104) means the IPv4
+			// network; addresses are compared unmapped.
+			if p.Addr().Is4In6() && p.Bits() >= 96 {
+				p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+			}
 			r.trusted = append(r.trusted, p.Masked())
 			continue
 		}
@@ -89,6 +94,9 @@ func (r *Resolver) ClientIP(req *http.Request) string {
 	for i := len(values) - 1; i >= 0; i-- {
 		entries := strings.Split(values[i], ",")
 		for j := len(entries) - 1; j >= 0; j-- {
+			if strings.TrimSpace(entries[j]) == "" {
+				continue // "a,,b" or a trailing comma: no hop there
+			}
 			a, ok := parseHop(entries[j])
 			if !ok {
 				// A garbled hop was written by someone we cannot vouch for;
@@ -122,9 +130,9 @@ func parseHostPort(s string) (netip.Addr, bool) {
 }
 
 // parseHop reads one X-Forwarded-For entry; proxies sometimes append a port
-// or brackets.
+// or brackets, or quote the entry as in RFC 7239's Forwarded header.
 func parseHop(s string) (netip.Addr, bool) {
-	s = strings.TrimSpace(s)
+	s = strings.Trim(strings.TrimSpace(s), `"`)
 	if s == "" {
 		return netip.Addr{}, false
 	}

@@ -30,6 +30,17 @@ func TestClientIP(t *testing.T) {
 		{"IPv6 peer and hop", "fd00::/8", "[fd00::1]:443", []string{"2001:db8::5"}, "2001:db8::5"},
 		{"IPv4-mapped IPv6 peer counts as IPv4", "127.0.0.0/8", "[::ffff:127.0.0.1]:1", []string{"198.51.100.9"}, "198.51.100.9"},
 		{"hop with port", "10.0.0.0/8", "10.1.2.3:80", []string{"198.51.100.1:4711"}, "198.51.100.1"},
+		{"bracketed IPv6 hop with port", "10.0.0.0/8", "10.1.2.3:80", []string{"[2001:db8::5]:4711"}, "2001:db8::5"},
+		{"quoted hop (RFC 7239 style) is read", "10.0.0.0/8", "10.1.2.3:80", []string{`"198.51.100.1"`}, "198.51.100.1"},
+		{"empty entries are no hops", "10.0.0.0/8", "10.1.2.3:80", []string{"198.51.100.1,, ", ""}, "198.51.100.1"},
+		{"tabs and spaces around entries", "10.0.0.0/8", "10.1.2.3:80", []string{"1.1.1.1,\t198.51.100.1 ,\t10.2.2.2"}, "198.51.100.1"},
+		{"garbage left of the client is never reached", "10.0.0.0/8", "10.1.2.3:80", []string{"<script>, unknown, 198.51.100.1"}, "198.51.100.1"},
+		{"unknown written by a trusted proxy stops at that proxy", "10.0.0.0/8", "10.1.2.3:80", []string{"198.51.100.1, unknown"}, "10.1.2.3"},
+		{"IPv6 client behind an IPv4 proxy", "10.0.0.0/8", "10.1.2.3:80", []string{"2001:db8::7"}, "2001:db8::7"},
+		{"IPv4-mapped hop is reported as IPv4", "10.0.0.0/8", "10.1.2.3:80", []string{"::ffff:198.51.100.1"}, "198.51.100.1"},
+		{"IPv4-mapped trusted prefix trusts IPv4 proxies", "::ffff:10.0.0.0/104", "10.1.2.3:80", []string{"198.51.100.1"}, "198.51.100.1"},
+		{"a hop spoofed as a trusted proxy left of the client changes nothing", "10.0.0.0/8", "10.1.2.3:80", []string{"10.9.9.9, 198.51.100.1"}, "198.51.100.1"},
+		{"peer without port (unix socket shim)", "", "198.51.100.3", nil, "198.51.100.3"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
