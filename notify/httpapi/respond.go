@@ -144,8 +144,12 @@ func caller(r *http.Request) notify.UserProfile { return access.Caller(r.Context
 func isAdmin(r *http.Request) bool { return access.IsAdmin(caller(r)) }
 
 // toFields turns a record into its API form as an ordered document, for
-// stripping or projecting fields.
+// stripping or projecting fields. Records give it directly (their JSON form
+// is their Fields); anything else goes through JSON.
 func toFields(v any) (notify.Fields, error) {
+	if r, ok := v.(interface{ Fields() notify.Fields }); ok {
+		return r.Fields(), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
