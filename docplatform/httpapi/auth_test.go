@@ -714,3 +714,84 @@ func TestLogoutWithoutEndSessionEndpoint(t *testing.T) {
 		}
 	}
 }
+
+// A refresh answered without an ID token keeps the id_token cookie (it is
+// not re-set, so the browser keeps it for logout's hint).
+func TestRefreshWithoutIDTokenKeepsTheCookie(t *testing.T) {
+	h := newHarness(t)
+	h.idp.NoIDTokenOnRefresh = true
+	c := h.login(ada)
+	idt := h.cookie(c, "/api/auth", "id_token")
+	resp := h.do(c, request{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": h.cookie(c, "/", "csrf_token")}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("refresh: %s", resp.Status)
+	}
+	if set := setCookies(resp); len(set["id_token"]) != 0 || len(set["access_token"]) != 1 || len(set["csrf_token"]) != 1 {
+		t.Fatalf("cookies set: %v", set)
+	}
+	if idt == "" || h.cookie(c, "/api/auth", "id_token") != idt {
+		t.Fatal("id_token cookie lost")
+	}
+}
+
+// Nothing secret reaches the log: not the tokens, the code, the login
+// state, the CSRF token, the API key, the client secret or COOKIE_SECRET;
+// and each request is one info line.
+func TestSecretsNeverReachTheLog(t *testing.T) {
+	w := newWorld(t)
+	h := w.harness
+	h.idp.SetUser(ada)
+	c := noRedirect(newJar(t))
+	login := h.do(c, request{method: "GET", path: "/api/auth/login"})
+	a, err := c.Get(login.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Body.Close()
+	cb := mustURL(a.Header.Get("Location"))
+	resp, _ := c.Get(cb.String())
+	resp.Body.Close()
+	secrets := map[string]string{
+		"code": cb.Query().Get("code"), "state": cb.Query().Get("state"),
+		"login-state cookie": setCookies(login)["pkce_verifier"][0].Value,
+		"access token":       h.cookie(c, "/", "access_token"), "refresh token": h.cookie(c, "/api/auth/refresh", "refresh_token"),
+		"id token": h.cookie(c, "/api/auth", "id_token"), "csrf token": h.cookie(c, "/", "csrf_token"),
+		"API key": w.key, "client secret": h.idp.ClientSecret, "COOKIE_SECRET": cookieSecret,
+	}
+	forged := h.idp.Mint(map[string]any{"kid": "forged"}, h.idp.AccessClaims(ada.Subject))
+	secrets["forged bearer"] = forged
+	reqs := []request{
+		{method: "GET", path: "/api/auth/me"},
+		{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": secrets["csrf token"]}},
+		{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer " + forged}},
+		{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": w.key}},
+		{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": w.key + "x"}},
+		{method: "GET", path: "/api/auth/callback?code=" + secrets["code"] + "&state=" + secrets["state"] + "&access_token=" + secrets["access token"]},
+		{method: "GET", path: "/api/auth/logout"},
+	}
+	before := strings.Count(h.logs.String(), "msg=request ")
+	for _, r := range reqs {
+		cl := c
+		if r.header["Authorization"] != "" || r.header["X-API-Key"] != "" {
+			cl = nil
+		}
+		h.do(cl, r)
+	}
+	logs := h.logs.String()
+	if got := strings.Count(logs, "msg=request ") - before; got != len(reqs) {
+		t.Errorf("%d request lines for %d requests", got, len(reqs))
+	}
+	for _, line := range strings.Split(logs, "\n") {
+		if strings.Contains(line, "msg=request ") && !strings.Contains(line, "level=INFO") {
+			t.Errorf("request line not at info: %s", line)
+		}
+	}
+	for name, v := range secrets {
+		if v == "" {
+			t.Fatalf("%s not captured", name)
+		}
+		if strings.Contains(logs, v) {
+			t.Errorf("the %s reached the log", name)
+		}
+	}
+}

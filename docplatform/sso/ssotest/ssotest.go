@@ -53,6 +53,9 @@ type Provider struct {
 	IDTokenAZP      string
 	// NoRefreshToken leaves the refresh token out of token responses.
 	NoRefreshToken bool
+	// NoIDTokenOnRefresh leaves the ID token out of refresh responses, as
+	// providers may (OpenID Connect Core §12.2).
+	NoIDTokenOnRefresh bool
 
 	JWKSFetches atomic.Int64
 	Revoked     chan string // refresh tokens revoked, buffered
@@ -203,7 +206,7 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 			oauthError(w, http.StatusBadRequest, "invalid_grant")
 			return
 		}
-		p.issue(w, g.user, nonce, "")
+		p.issue(w, g.user, nonce, "", false)
 	case "refresh_token":
 		rt := r.PostForm.Get("refresh_token")
 		p.mu.Lock()
@@ -220,13 +223,13 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 		if p.RotateRefresh {
 			keep = ""
 		}
-		p.issue(w, u, "", keep)
+		p.issue(w, u, "", keep, p.NoIDTokenOnRefresh)
 	default:
 		oauthError(w, http.StatusBadRequest, "unsupported_grant_type")
 	}
 }
 
-func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh string) {
+func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh string, noIDToken bool) {
 	now := time.Now()
 	at := p.Mint(nil, map[string]any{
 		"iss": p.Issuer, "sub": u.Subject, "aud": []string{"account", p.ClientID}, "azp": p.ClientID,
@@ -261,6 +264,9 @@ func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh strin
 	}
 	if p.NoRefreshToken {
 		delete(resp, "refresh_token")
+	}
+	if noIDToken {
+		delete(resp, "id_token")
 	}
 	writeJSON(w, resp)
 }
