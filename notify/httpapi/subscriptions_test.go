@@ -613,6 +613,13 @@ func TestSubscriptionSwift(t *testing.T) {
 			t.Fatal("not unsubscribed")
 		}
 	})
+	t.Run("a longer number that contains the sender's is not matched", func(t *testing.T) {
+		id := mk("9912345678")
+		r := e.Do(t, "POST", "/api/subscriptions/swift", map[string]any{"PhoneNumber": "12345678", "notifyBCSwiftKey": "12345"}, apitest.Anonymous...).Expect(t, http.StatusOK)
+		if r.Text() != "ok" || sub(t, e, id)["state"] != "confirmed" {
+			t.Fatalf("got %q", r.Text())
+		}
+	})
 	t.Run("no matching subscription answers ok", func(t *testing.T) {
 		r := e.Do(t, "POST", "/api/subscriptions/swift", map[string]any{"PhoneNumber": "7777777", "notifyBCSwiftKey": "12345"}, apitest.Anonymous...).Expect(t, http.StatusOK)
 		if r.Text() != "ok" {

@@ -653,9 +653,11 @@ func stringValue(f notify.Fields, key string) string {
 }
 
 // phonePattern matches a phone number written with or without dashes
-// between its digits and with or without the leading country code 1, as
-// the original matches Swift's PhoneNumber. Only digits are kept, so the
-// pattern cannot be steered by the request.
+// between its digits and with or without the leading country code 1 (and a
+// leading +), as the original matches Swift's PhoneNumber. Only digits are
+// kept, so the pattern cannot be steered by the request, and it is anchored:
+// the original's unanchored pattern also matched longer numbers that
+// contain the sender's.
 func phonePattern(phone string) string {
 	var digits []string
 	for _, r := range phone {
@@ -669,5 +671,5 @@ func phonePattern(phone string) string {
 	if digits[0] == "1" {
 		digits[0] = "1?"
 	}
-	return strings.Join(digits, "-?")
+	return `^\+?` + strings.Join(digits, "-?") + "$"
 }
