@@ -115,6 +115,21 @@ func BenchmarkDispatch10k(b *testing.B) {
 			}
 		}
 	})
+	b.Run("outcomes of a retried batch of 1000", func(b *testing.B) {
+		s := benchStore(b)
+		nid := notify.NewID()
+		for i := 0; i < len(rs); i += batch {
+			if _, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for b.Loop() {
+			got, err := s.DispatchOutcomes(ctx, nid, ids[5000:6000])
+			if err != nil || len(got) != 1000 {
+				b.Fatal(len(got), err)
+			}
+		}
+	})
 	b.Run("counts", func(b *testing.B) {
 		s := benchStore(b)
 		nid := notify.NewID()

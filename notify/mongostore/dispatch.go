@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
+	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -236,10 +238,33 @@ func (s *Store) DispatchPending(ctx context.Context, notificationID notify.ID, a
 }
 
 // DispatchOutcomes returns the recorded outcome of each of subscriptionIDs
-// that has one, so a worker can skip subscribers a previous attempt
-// already handled.
+// that has one, so a retried batch can skip subscribers a previous attempt
+// already handled. A first attempt need not ask: RecordDispatch keeps set
+// semantics by itself.
 func (s *Store) DispatchOutcomes(ctx context.Context, notificationID notify.ID, subscriptionIDs []string) (map[string]notify.DispatchOutcome, error) {
 	out := make(map[string]notify.DispatchOutcome, len(subscriptionIDs))
+	if s.idOnlyQueries {
+		// The embedded store answers one _id from its index but scans for
+		// anything else, $in included: a few ids are point reads, more are
+		// one scan of the broadcast's results.
+		if len(subscriptionIDs) <= 32 {
+			return out, s.pointOutcomes(ctx, notificationID, subscriptionIDs, out)
+		}
+		want := make(map[string]bool, len(subscriptionIDs))
+		for _, id := range subscriptionIDs {
+			want[id] = true
+		}
+		err := s.each(ctx, s.resultColl(), bson.D{{Key: "notificationId", Value: bson.ObjectID(notificationID)}},
+			options.Find().SetProjection(bson.D{{Key: "subscriptionId", Value: 1}, {Key: "outcome", Value: 1}}),
+			func(f notify.Fields) {
+				sid, _ := f.String("subscriptionId")
+				if want[sid] {
+					o, _ := f.String("outcome")
+					out[sid] = notify.DispatchOutcome(o)
+				}
+			})
+		return out, err
+	}
 	for start := 0; start < len(subscriptionIDs); start += dispatchBatch {
 		chunk := subscriptionIDs[start:min(start+dispatchBatch, len(subscriptionIDs))]
 		keys := make(bson.A, len(chunk))
@@ -265,6 +290,31 @@ func (s *Store) DispatchOutcomes(ctx context.Context, notificationID notify.ID, 
 	return out, nil
 }
 
+// pointOutcomes reads outcomes one _id at a time, on a few connections.
+func (s *Store) pointOutcomes(ctx context.Context, nid notify.ID, ids []string, out map[string]notify.DispatchOutcome) error {
+	var mu sync.Mutex
+	g, ctx := errgroup.WithContext(ctx)
+	g.SetLimit(4)
+	opts := options.FindOne().SetProjection(bson.D{{Key: "outcome", Value: 1}})
+	for _, sid := range ids {
+		g.Go(func() error {
+			raw, err := s.resultColl().FindOne(ctx, bson.D{{Key: "_id", Value: dispatchKey(nid, sid)}}, opts).Raw()
+			if errors.Is(err, mongo.ErrNoDocuments) {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("mongostore: dispatch: %w", err)
+			}
+			o, _ := raw.Lookup("outcome").StringValueOK()
+			mu.Lock()
+			out[sid] = notify.DispatchOutcome(o)
+			mu.Unlock()
+			return nil
+		})
+	}
+	return g.Wait()
+}
+
 // DispatchCounts counts a broadcast's recorded candidates and results (side
 // collections only; arrays inline in older documents are not counted).
 // Pending is candidates minus results, assuming results are for
@@ -277,19 +327,26 @@ func (s *Store) DispatchCounts(ctx context.Context, notificationID notify.ID) (n
 		return c, fmt.Errorf("mongostore: dispatch counts: %w", err)
 	}
 	c.Candidates = n
-	for _, x := range []struct {
-		outcome notify.DispatchOutcome
-		dst     *int64
-	}{
-		{notify.DispatchSuccessful, &c.Successful},
-		{notify.DispatchFailed, &c.Failed},
-		{notify.DispatchSkipped, &c.Skipped},
-	} {
-		n, err := s.resultColl().CountDocuments(ctx, bson.D{{Key: "notificationId", Value: nid}, {Key: "outcome", Value: string(x.outcome)}})
-		if err != nil {
-			return c, fmt.Errorf("mongostore: dispatch counts: %w", err)
+	// One pass over the broadcast's results rather than a count per
+	// outcome: the embedded store scans for every query but by _id.
+	cur, err := s.resultColl().Find(ctx, bson.D{{Key: "notificationId", Value: nid}},
+		options.Find().SetProjection(bson.D{{Key: "_id", Value: 0}, {Key: "outcome", Value: 1}}))
+	if err != nil {
+		return c, fmt.Errorf("mongostore: dispatch counts: %w", err)
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		switch o, _ := cur.Current.Lookup("outcome").StringValueOK(); notify.DispatchOutcome(o) {
+		case notify.DispatchSuccessful:
+			c.Successful++
+		case notify.DispatchFailed:
+			c.Failed++
+		case notify.DispatchSkipped:
+			c.Skipped++
 		}
-		*x.dst = n
+	}
+	if err := cur.Err(); err != nil {
+		return c, fmt.Errorf("mongostore: dispatch counts: %w", err)
 	}
 	c.Pending = max(0, c.Candidates-c.Successful-c.Failed-c.Skipped)
 	return c, nil
@@ -301,19 +358,88 @@ func (s *Store) DispatchCounts(ctx context.Context, notificationID notify.ID) (n
 // recorded ones, then any subscriber with a result that was not a
 // candidate; successful, failed and skipped list the results. When there
 // is anything to show, all four lists are shown (empty ones as []). A
-// notification with nothing keeps a nil Dispatch. Other inline keys (such
-// as req) are kept.
+// notification with nothing keeps a nil Dispatch; only broadcasts are
+// looked up. Other inline keys (such as req) are kept.
 func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error {
-	cands, err := s.listCandidates(ctx, n.ID, "", 0)
-	if err != nil {
-		return err
+	return s.LoadDispatchAll(ctx, []*notify.Notification{n})
+}
+
+// LoadDispatchAll is LoadDispatch for a page of notifications, with one
+// query per side collection for all of them.
+func (s *Store) LoadDispatchAll(ctx context.Context, ns []*notify.Notification) error {
+	var ids bson.A
+	byID := map[notify.ID]*notify.Notification{}
+	for _, n := range ns {
+		if n != nil && n.IsBroadcast && !n.ID.IsZero() {
+			ids = append(ids, bson.ObjectID(n.ID))
+			byID[n.ID] = n
+		}
 	}
-	rows, err := s.ListDispatch(ctx, n.ID, DispatchQuery{})
-	if err != nil {
-		return err
-	}
-	if len(rows) == 0 && len(cands) == 0 {
+	if len(ids) == 0 {
 		return nil
+	}
+	filter := bson.D{{Key: "notificationId", Value: bson.D{{Key: "$in", Value: ids}}}}
+	if len(ids) == 1 {
+		filter = bson.D{{Key: "notificationId", Value: ids[0]}}
+	}
+	sort := options.Find().SetSort(bson.D{{Key: "notificationId", Value: 1}, {Key: "subscriptionId", Value: 1}})
+	cands := map[notify.ID][]string{}
+	err := s.each(ctx, s.candidateColl(), filter, sort, func(f notify.Fields) {
+		nid, _ := f.Get("notificationId")
+		sid, _ := f.String("subscriptionId")
+		if id, ok := nid.(notify.ID); ok {
+			cands[id] = append(cands[id], sid)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	rows := map[notify.ID][]notify.DispatchResult{}
+	err = s.each(ctx, s.resultColl(), filter, sort, func(f notify.Fields) {
+		nid, _ := f.Get("notificationId")
+		id, ok := nid.(notify.ID)
+		if !ok {
+			return
+		}
+		var r notify.DispatchResult
+		r.SubscriptionID, _ = f.String("subscriptionId")
+		r.UserChannelID, _ = f.String("userChannelId")
+		o, _ := f.String("outcome")
+		r.Outcome = notify.DispatchOutcome(o)
+		r.Error, _ = f.Get("error")
+		rows[id] = append(rows[id], r)
+	})
+	if err != nil {
+		return err
+	}
+	for id, n := range byID {
+		mergeDispatch(n, cands[id], rows[id])
+	}
+	return nil
+}
+
+func (s *Store) each(ctx context.Context, coll *mongo.Collection, filter bson.D, opts *options.FindOptionsBuilder, fn func(notify.Fields)) error {
+	cur, err := coll.Find(ctx, filter, opts)
+	if err != nil {
+		return fmt.Errorf("mongostore: dispatch: %w", err)
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	for cur.Next(ctx) {
+		f, err := rawDoc(cur.Current)
+		if err != nil {
+			return fmt.Errorf("mongostore: dispatch: %w", err)
+		}
+		fn(f)
+	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("mongostore: dispatch: %w", err)
+	}
+	return nil
+}
+
+func mergeDispatch(n *notify.Notification, cands []string, rows []notify.DispatchResult) {
+	if len(rows) == 0 && len(cands) == 0 {
+		return
 	}
 	d := n.Dispatch
 	if d == nil {
@@ -360,7 +486,6 @@ func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error 
 			}
 		}
 	}
-	d.Candidates = slices.Clip(d.Candidates)
 	if d.Candidates == nil {
 		d.Candidates = []string{}
 	}
@@ -374,7 +499,6 @@ func (s *Store) LoadDispatch(ctx context.Context, n *notify.Notification) error 
 		d.Skipped = []string{}
 	}
 	n.Dispatch = d
-	return nil
 }
 
 // DeleteDispatch removes a notification's candidates and results (when the

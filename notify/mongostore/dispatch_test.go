@@ -281,3 +281,39 @@ func TestRecordDispatchReportsStoreErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestLoadDispatchAllFillsEachBroadcastOfAPage(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		var page []*notify.Notification
+		for i, bc := range []bool{true, false, true} {
+			n := &notify.Notification{ServiceName: "s", Channel: "email", IsBroadcast: bc}
+			if err := s.Notifications().Insert(ctx, n); err != nil {
+				t.Fatal(err)
+			}
+			page = append(page, n)
+			if _, err := s.AddDispatchCandidates(ctx, n.ID, []string{fmt.Sprint("c", i), fmt.Sprint("d", i)}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.RecordDispatch(ctx, n.ID, []notify.DispatchResult{{SubscriptionID: fmt.Sprint("c", i), Outcome: notify.DispatchSuccessful}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.LoadDispatchAll(ctx, page); err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []string{
+			`{"candidates":["c0","d0"],"successful":["c0"],"failed":[],"skipped":[]}`,
+			``, // not a broadcast: not looked up
+			`{"candidates":["c2","d2"],"successful":["c2"],"failed":[],"skipped":[]}`,
+		} {
+			got := ""
+			if page[i].Dispatch != nil {
+				got = toJSON(t, page[i].Dispatch.Fields())
+			}
+			if got != want {
+				t.Errorf("notification %d: dispatch %s, want %s", i, got, want)
+			}
+		}
+	})
+}

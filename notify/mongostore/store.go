@@ -58,6 +58,10 @@ type Store struct {
 	log    *slog.Logger
 	now    func() time.Time
 	txn    bool
+	// idOnlyQueries: the server answers queries from an index only for
+	// _id equality (FerretDB v1 on SQLite scans for everything else), so
+	// batch lookups are better made as point reads.
+	idOnlyQueries bool
 }
 
 // Open connects to uri and checks the server answers. It does not create
@@ -98,6 +102,12 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, err
 	}
+	var info bson.M
+	if err := s.db.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&info); err != nil {
+		_ = client.Disconnect(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("mongostore: buildInfo: %w", err)
+	}
+	_, s.idOnlyQueries = info["ferretdbVersion"]
 	return s, nil
 }
 
