@@ -15,12 +15,25 @@ import (
 )
 
 // ResourceStore is what the group-scoped resources need from the database
-// beyond Store. sqlstore.Store implements it.
+// beyond Store, one interface per resource. sqlstore.Store implements it.
 type ResourceStore interface {
 	Store
 	Auditor
-	ListAudit(ctx context.Context, f docplatform.AuditFilter) ([]docplatform.AuditEntry, error)
+	AuditReader
+	GroupStore
+	UserAdminStore
+	DocumentStore
+	WorkflowStore
+	ReviewStore
+}
 
+// AuditReader lists the audit log.
+type AuditReader interface {
+	ListAudit(ctx context.Context, f docplatform.AuditFilter) ([]docplatform.AuditEntry, error)
+}
+
+// GroupStore keeps groups, memberships and membership requests.
+type GroupStore interface {
 	CreateGroup(ctx context.Context, name, description, createdBy string) (docplatform.Group, error)
 	UpdateGroup(ctx context.Context, g docplatform.Group) error
 	SoftDeleteGroup(ctx context.Context, id string) error
@@ -31,18 +44,27 @@ type ResourceStore interface {
 	MembershipRequest(ctx context.Context, id string) (docplatform.MembershipRequest, error)
 	MembershipRequests(ctx context.Context, groupID, userID string, status docplatform.RequestStatus) ([]docplatform.MembershipRequest, error)
 	DecideMembershipRequest(ctx context.Context, id string, approve bool, decidedBy string) (docplatform.MembershipRequest, error)
+}
 
+// UserAdminStore is what system admins do to users.
+type UserAdminStore interface {
 	ListUsers(ctx context.Context) ([]docplatform.User, error)
 	SetSystemAdmin(ctx context.Context, userID string, admin bool) error
 	DeleteUser(ctx context.Context, id string) error
+}
 
+// DocumentStore keeps documents' rows and their OCR results.
+type DocumentStore interface {
 	CreateDocument(ctx context.Context, d docplatform.Document) (docplatform.Document, error)
 	Document(ctx context.Context, id string) (docplatform.Document, error)
 	ListDocuments(ctx context.Context, f docplatform.DocumentFilter) ([]docplatform.Document, error)
 	DeleteDocument(ctx context.Context, id string) error
 	PutOCRResult(ctx context.Context, r docplatform.OCRResult) (docplatform.OCRResult, bool, error)
 	OCRResult(ctx context.Context, documentID string) (docplatform.OCRResult, error)
+}
 
+// WorkflowStore keeps workflows and their immutable versions.
+type WorkflowStore interface {
 	CreateWorkflow(ctx context.Context, w docplatform.Workflow, config []byte) (docplatform.Workflow, docplatform.WorkflowVersion, error)
 	Workflow(ctx context.Context, id string) (docplatform.Workflow, error)
 	ListWorkflows(ctx context.Context, groupIDs []string, all bool) ([]docplatform.Workflow, error)
@@ -50,7 +72,10 @@ type ResourceStore interface {
 	WorkflowVersions(ctx context.Context, workflowID string) ([]docplatform.WorkflowVersion, error)
 	WorkflowVersion(ctx context.Context, workflowID string, version int) (docplatform.WorkflowVersion, error)
 	DeleteWorkflow(ctx context.Context, id string) error
+}
 
+// ReviewStore keeps review sessions (the document locks) and corrections.
+type ReviewStore interface {
 	StartReview(ctx context.Context, documentID, reviewerID string, ttl time.Duration) (docplatform.ReviewSession, bool, error)
 	ReviewSession(ctx context.Context, id string) (docplatform.ReviewSession, error)
 	DocumentReviews(ctx context.Context, documentID string) ([]docplatform.ReviewSession, error)
