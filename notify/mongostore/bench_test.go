@@ -2,6 +2,8 @@ package mongostore_test
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/govkit/govkit/notify"
@@ -12,7 +14,8 @@ import (
 func benchStore(b *testing.B) *mongostore.Store {
 	b.Helper()
 	ctx := context.Background()
-	s, err := mongostore.Open(ctx, embeddedURI, mongostore.Options{Database: "bench_" + notify.NewID().Hex()})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	s, err := mongostore.Open(ctx, embeddedURI, mongostore.Options{Database: "bench_" + notify.NewID().Hex(), Logger: quiet})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -89,6 +89,9 @@ func openStore(t *testing.T, uri string, logger *slog.Logger) *mongostore.Store 
 	if len(name) > 60 {
 		name = name[len(name)-60:]
 	}
+	if logger == nil {
+		logger = slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	}
 	s, err := mongostore.Open(ctx, uri, mongostore.Options{Database: name, Logger: logger})
 	if err != nil {
 		t.Fatalf("open %s: %v", uri, err)
@@ -104,4 +107,13 @@ func openStore(t *testing.T, uri string, logger *slog.Logger) *mongostore.Store 
 		}
 	})
 	return s
+}
+
+// testLog sends the store's log to the test's log, shown only on failure.
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
 }

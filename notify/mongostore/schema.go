@@ -366,7 +366,9 @@ func (s *schema) castUpdate(update any, now time.Time) (bson.D, error) {
 		cleaned = append(cleaned, bson.E{Key: e.Key, Value: s.castScalar(e.Key, e.Value)})
 	}
 	for _, e := range out {
-		if d, ok := e.Value.(bson.D); ok && d != nil {
+		// An operator on updated itself ($unset, $max, …) must not meet a
+		// $set of it: the server refuses conflicting paths.
+		if d, err := asDoc(e.Value); err == nil {
 			for _, x := range d {
 				if x.Key == "updated" {
 					stamped = true

@@ -678,3 +678,20 @@ func TestOpenRefusesABadURI(t *testing.T) {
 		t.Fatal("accepted")
 	}
 }
+
+func TestUpdateOfUpdatedItselfIsNotStampedTwice(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		c := &notify.Configuration{Name: "n", Value: "v"}
+		if err := s.Configurations().Insert(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Configurations().UpdateByID(ctx, c.ID.Hex(), bson.M{"$unset": bson.M{"updated": ""}}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.Configurations().FindByID(ctx, c.ID.Hex())
+		if !got.Updated.IsZero() {
+			t.Errorf("updated = %v, want unset", got.Updated)
+		}
+	})
+}
