@@ -173,9 +173,10 @@ type jwsHeader struct {
 // b64 is base64url without padding, strict: one spelling per byte string.
 var b64 = base64.RawURLEncoding.Strict()
 
-// maxToken bounds what is parsed at all: real access tokens are a few KiB;
-// a browser cookie holds at most 4 KiB.
-const maxToken = 16 << 10
+// maxToken bounds what is parsed at all. A cookie holds at most 4 KiB,
+// but a Keycloak token listing many roles, sent as a Bearer header, can be
+// tens of KiB; the server's header limit is 64 KiB.
+const maxToken = 64 << 10
 
 // verifyRS256 parses a JWS in compact serialization (RFC 7515 §7.1) and
 // verifies it: alg exactly RS256 (so "none", HS256 signed with the public
