@@ -3,6 +3,7 @@ package notify_test
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -299,5 +300,52 @@ func TestAccessTokenExpiry(t *testing.T) {
 func TestEmailKeyFoldsCase(t *testing.T) {
 	if notify.EmailKey("Admin@Example.ORG") != notify.EmailKey("admin@example.org") {
 		t.Error("case not folded")
+	}
+}
+
+func TestPlainValuesForFilterEvaluation(t *testing.T) {
+	id := notify.NewID()
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	f := notify.NewFields("n", int32(2), "id", id, "when", when, "nested", notify.NewFields("list", []any{int64(1), "x"}))
+	got := f.Map()
+	if got["n"] != float64(2) || got["id"] != id.Hex() || got["when"] != "2026-01-02T03:04:05.000Z" {
+		t.Errorf("scalars %v", got)
+	}
+	nested, ok := got["nested"].(map[string]any)
+	if !ok || nested["list"].([]any)[0] != float64(1) {
+		t.Errorf("nested %v", got["nested"])
+	}
+	back, err := notify.FromPlain(map[string]any{"b": 1.0, "a": []any{"x", 2.5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := back.(notify.Fields)
+	if !slices.Equal(doc.Keys(), []string{"a", "b"}) {
+		t.Errorf("keys %v, want sorted", doc.Keys())
+	}
+	if v, _ := doc.Get("b"); v != int32(1) {
+		t.Errorf("b = %#v", v)
+	}
+}
+
+func TestFieldsEditing(t *testing.T) {
+	f := notify.NewFields("a", 1, "b", notify.NewFields("c", 2))
+	clone := f.Clone()
+	f.Set("a", 9)
+	f.Set("z", true)
+	if !f.Delete("b") || f.Delete("missing") {
+		t.Error("Delete reports presence wrongly")
+	}
+	if !slices.Equal(f.Keys(), []string{"a", "z"}) {
+		t.Errorf("keys %v", f.Keys())
+	}
+	if v, _ := clone.Get("a"); v != 1 || !clone.Has("b") {
+		t.Errorf("clone changed: %v", clone)
+	}
+	if s, ok := notify.NewFields("s", "x").String("s"); !ok || s != "x" {
+		t.Error("String")
+	}
+	if b, ok := notify.NewFields("b", true).Bool("b"); !ok || !b {
+		t.Error("Bool")
 	}
 }
