@@ -46,12 +46,25 @@ type Config struct {
 }
 
 // IssuerFrom derives the issuer the way the original platform does: a
-// server URL that already contains /protocol/openid-connect loses that
-// suffix; otherwise the issuer is {server}/realms/{realm}.
+// server URL that already contains /protocol/openid-connect (a full
+// endpoint URL such as …/realms/x/protocol/openid-connect/auth) loses that
+// suffix; otherwise the issuer is {server}/realms/{realm}. Trailing slashes
+// are ignored. Two more forms an operator may paste are read the way they
+// are meant: the discovery URL (…/.well-known/openid-configuration) is the
+// issuer plus that suffix, and a server URL that already ends in
+// /realms/{realm} is the issuer itself (appending the realm again would
+// name an issuer that cannot exist).
 func IssuerFrom(authServerURL, realm string) string {
-	u := strings.TrimRight(authServerURL, "/")
+	u := strings.TrimRight(strings.TrimSpace(authServerURL), "/")
 	if i := strings.Index(u, "/protocol/openid-connect"); i >= 0 {
 		return u[:i]
+	}
+	if i := strings.Index(u, "/.well-known/openid-configuration"); i >= 0 {
+		return u[:i]
+	}
+	realm = strings.Trim(strings.TrimSpace(realm), "/")
+	if strings.HasSuffix(u, "/realms/"+realm) {
+		return u
 	}
 	return u + "/realms/" + realm
 }

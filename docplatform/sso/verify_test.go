@@ -229,6 +229,12 @@ func TestIssuerFrom(t *testing.T) {
 		{"trailing slash is dropped", "https://sso.example.org/", "r", "https://sso.example.org/realms/r"},
 		{"full endpoint URL loses /protocol/openid-connect", "https://sso.example.org/auth/realms/standard/protocol/openid-connect", "ignored", "https://sso.example.org/auth/realms/standard"},
 		{"endpoint URL with a path after it", "https://sso.example.org/realms/x/protocol/openid-connect/auth", "y", "https://sso.example.org/realms/x"},
+		{"endpoint URL with a trailing slash", "https://sso.example.org/auth/realms/x/protocol/openid-connect/", "x", "https://sso.example.org/auth/realms/x"},
+		{"token endpoint URL", "https://sso.example.org/realms/x/protocol/openid-connect/token", "x", "https://sso.example.org/realms/x"},
+		{"base URL with several trailing slashes", "https://sso.example.org//", "standard", "https://sso.example.org/realms/standard"},
+		{"discovery URL is the issuer plus the well-known suffix", "https://sso.example.org/realms/x/.well-known/openid-configuration", "x", "https://sso.example.org/realms/x"},
+		{"server URL already naming the realm is the issuer", "https://sso.example.org/auth/realms/standard/", "standard", "https://sso.example.org/auth/realms/standard"},
+		{"server URL naming another realm still gets the realm appended", "https://sso.example.org/realms/master", "standard", "https://sso.example.org/realms/master/realms/standard"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
