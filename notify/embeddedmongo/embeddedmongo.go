@@ -24,6 +24,10 @@ import (
 	"github.com/FerretDB/FerretDB/ferretdb"
 )
 
+// Dir is where the notification service keeps the embedded store's files
+// inside a data directory (--data-dir): <dataDir>/notify/db.
+func Dir(dataDir string) string { return filepath.Join(dataDir, "notify", "db") }
+
 // Config configures [Start].
 type Config struct {
 	// Dir is the directory of the SQLite files; it is created if missing.

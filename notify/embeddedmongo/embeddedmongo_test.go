@@ -43,7 +43,7 @@ func connect(t testing.TB, uri string) *mongo.Client {
 
 func TestDataSurvivesARestart(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "notify", "db") // created by Start
+	dir := embeddedmongo.Dir(t.TempDir()) // created by Start
 	srv, err := embeddedmongo.Start(ctx, embeddedmongo.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)

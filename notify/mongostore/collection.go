@@ -3,6 +3,9 @@ package mongostore
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -359,4 +362,36 @@ func (c *Collection[T, P]) DeleteMany(ctx context.Context, filter any) (int64, e
 		return 0, fmt.Errorf("mongostore: delete %s: %w", c.schema.name, mapErr(err))
 	}
 	return res.DeletedCount, nil
+}
+
+// DistinctStrings returns the distinct string values of field among the
+// records filter selects, sorted. It reads the field of each record
+// instead of using the server's distinct command, which the embedded store
+// answers only slowly (with a timeout); values that are not strings are
+// ignored.
+func (c *Collection[T, P]) DistinctStrings(ctx context.Context, field string, filter any) ([]string, error) {
+	f, err := c.schema.castFilter(filter)
+	if err != nil {
+		return nil, err
+	}
+	path := c.schema.path(field)
+	cur, err := c.c.Find(ctx, f, options.Find().SetProjection(bson.D{{Key: path, Value: 1}}))
+	if err != nil {
+		return nil, fmt.Errorf("mongostore: %s: %w", c.schema.name, mapErr(err))
+	}
+	defer cur.Close(context.WithoutCancel(ctx))
+	seen := map[string]bool{}
+	for cur.Next(ctx) {
+		v, err := cur.Current.LookupErr(strings.Split(path, ".")...)
+		if err != nil {
+			continue
+		}
+		if s, ok := v.StringValueOK(); ok {
+			seen[s] = true
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("mongostore: %s: %w", c.schema.name, mapErr(err))
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
 }

@@ -695,3 +695,23 @@ func TestUpdateOfUpdatedItselfIsNotStampedTwice(t *testing.T) {
 		}
 	})
 }
+
+func TestDistinctStrings(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		for _, sub := range []notify.Subscription{
+			{ServiceName: "b", State: notify.StateConfirmed},
+			{ServiceName: "a", State: notify.StateConfirmed},
+			{ServiceName: "b", State: notify.StateConfirmed},
+			{ServiceName: "c", State: notify.StateUnconfirmed},
+		} {
+			if err := s.Subscriptions().Insert(ctx, &sub); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := s.Subscriptions().DistinctStrings(ctx, "serviceName", bson.M{"state": notify.StateConfirmed})
+		if err != nil || !slices.Equal(got, []string{"a", "b"}) {
+			t.Errorf("got %v, %v", got, err)
+		}
+	})
+}
