@@ -33,13 +33,15 @@ import (
 	"github.com/govkit/govkit/notify"
 )
 
-// DefaultDatabase is used when the uri names no database; it is the name the
-// original's documentation uses.
-const DefaultDatabase = "notifyBC"
+// DefaultDatabase is used when neither the uri nor Options.Database names a
+// database: "test", as mongoose (and so the original) does, so that a
+// deployment whose uri has no database finds its data where it left it.
+const DefaultDatabase = "test"
 
 // Options configure [Open].
 type Options struct {
-	// Database overrides the database named in the uri.
+	// Database overrides the database named in the uri (the datasource
+	// file's mongoose option dbName).
 	Database string
 	// Client holds further driver options (from the datasource config);
 	// the uri is applied over them.
