@@ -22,6 +22,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
@@ -74,14 +75,18 @@ type Client struct {
 	cfg  Config
 	keys *keySet
 
-	mu       sync.Mutex
-	meta     *metadata
-	lastTry  time.Time
-	lastErr  error
-	verifier *oidc.IDTokenVerifier
+	mu      sync.Mutex // serialises discovery
+	meta    atomic.Pointer[metadata]
+	lastTry time.Time
+	lastErr error
 }
 
 type metadata struct {
+	// issuer is Config.Issuer, or Config.Issuer with a trailing slash when
+	// that is how the provider names itself (Auth0 and others do): the
+	// exact string tokens must carry.
+	issuer     string
+	verifier   *oidc.IDTokenVerifier
 	oauth      oauth2.Config
 	jwksURL    string
 	endSession string
@@ -124,14 +129,17 @@ func New(cfg Config) (*Client, error) {
 		}
 		return m.jwksURL, nil
 	}}
-	// Expiry is checked by Exchange with the same leeway as access tokens;
-	// go-oidc would allow none.
-	c.verifier = oidc.NewVerifier(cfg.Issuer, oidcKeySet{c.keys}, &oidc.Config{ClientID: cfg.ClientID, SupportedSigningAlgs: []string{oidc.RS256}, Now: cfg.Now, SkipExpiryCheck: true})
 	return c, nil
 }
 
-// Issuer is the provider's issuer.
-func (c *Client) Issuer() string { return c.cfg.Issuer }
+// Issuer is the provider's issuer as its discovery document spells it
+// (Config.Issuer until discovery has succeeded).
+func (c *Client) Issuer() string {
+	if m := c.meta.Load(); m != nil {
+		return m.issuer
+	}
+	return c.cfg.Issuer
+}
 
 // Discover loads the provider's discovery document if it is not loaded.
 func (c *Client) Discover(ctx context.Context) error {
@@ -141,22 +149,39 @@ func (c *Client) Discover(ctx context.Context) error {
 
 // Ready reports whether discovery has succeeded.
 func (c *Client) Ready() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.meta != nil
+	return c.meta.Load() != nil
 }
 
 func (c *Client) metadata(ctx context.Context) (*metadata, error) {
+	if m := c.meta.Load(); m != nil {
+		return m, nil
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.meta != nil {
-		return c.meta, nil
+	if m := c.meta.Load(); m != nil {
+		return m, nil
 	}
 	if !c.lastTry.IsZero() && c.cfg.Now().Sub(c.lastTry) < c.cfg.MinRefetch {
 		return nil, c.lastErr
 	}
 	c.lastTry = c.cfg.Now()
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, c.cfg.HTTPClient), c.cfg.Issuer)
+	hctx := oidc.ClientContext(ctx, c.cfg.HTTPClient)
+	issuer := c.cfg.Issuer
+	p, err := oidc.NewProvider(hctx, issuer)
+	if err != nil && !strings.HasSuffix(issuer, "/") {
+		// SSO_AUTH_SERVER_URL loses its trailing slashes, but some
+		// providers' issuers end in one. Only that one spelling is also
+		// accepted; the document is still fetched from the configured URL.
+		// (go-oidc skips its issuer check in this mode; ours is below.)
+		if p2, err2 := oidc.NewProvider(oidc.InsecureIssuerURLContext(hctx, issuer+"/"), issuer); err2 == nil {
+			var doc struct {
+				Issuer string `json:"issuer"`
+			}
+			if p2.Claims(&doc) == nil && doc.Issuer == issuer+"/" {
+				p, err, issuer = p2, nil, issuer+"/"
+			}
+		}
+	}
 	if err != nil {
 		c.lastErr = fmt.Errorf("sso: discovery at %s: %w", c.cfg.Issuer, err)
 		return nil, c.lastErr
@@ -182,7 +207,11 @@ func (c *Client) metadata(ctx context.Context) (*metadata, error) {
 	if len(extra.AuthMethods) > 0 && !contains(extra.AuthMethods, "client_secret_basic") && contains(extra.AuthMethods, "client_secret_post") {
 		ep.AuthStyle = oauth2.AuthStyleInParams
 	}
-	c.meta = &metadata{
+	m := &metadata{
+		issuer: issuer,
+		// Expiry is checked by verifyIDToken with the same leeway as
+		// access tokens; go-oidc would allow none.
+		verifier: oidc.NewVerifier(issuer, oidcKeySet{c.keys}, &oidc.Config{ClientID: c.cfg.ClientID, SupportedSigningAlgs: []string{oidc.RS256}, Now: c.cfg.Now, SkipExpiryCheck: true}),
 		oauth: oauth2.Config{
 			ClientID: c.cfg.ClientID, ClientSecret: c.cfg.ClientSecret,
 			Endpoint: ep, RedirectURL: c.cfg.RedirectURL, Scopes: c.cfg.Scopes,
@@ -191,7 +220,8 @@ func (c *Client) metadata(ctx context.Context) (*metadata, error) {
 		endSession: extra.EndSession,
 		revocation: extra.Revocation,
 	}
-	return c.meta, nil
+	c.meta.Store(m)
+	return m, nil
 }
 
 // Random returns n random bytes in base64url without padding: states,
@@ -288,7 +318,11 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (To
 // several audiences (another client could otherwise pass its ID token
 // off as ours).
 func (c *Client) verifyIDToken(ctx context.Context, raw string) (*oidc.IDToken, error) {
-	idt, err := c.verifier.Verify(ctx, raw)
+	m, err := c.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	idt, err := m.verifier.Verify(ctx, raw)
 	if err != nil {
 		return nil, fmt.Errorf("sso: id token: %w", err)
 	}

@@ -254,3 +254,55 @@ func httptestServer(t *testing.T, h http.Handler) string {
 	t.Cleanup(s.Close)
 	return s.URL
 }
+
+// A provider whose issuer ends in a slash (Auth0 and others), configured
+// through its discovery URL: discovery succeeds and tokens must carry the
+// issuer exactly as the provider spells it.
+func TestIssuerWithTrailingSlash(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	mux := http.NewServeMux()
+	base := ""
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer": base + "/", "authorization_endpoint": base + "/authorize", "token_endpoint": base + "/oauth/token",
+			"jwks_uri": base + "/.well-known/jwks.json",
+		})
+	})
+	mux.HandleFunc("GET /.well-known/jwks.json", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "a", Algorithm: "RS256", Use: "sig"}}})
+	})
+	base = httptestServer(t, mux)
+	issuer := sso.IssuerFrom(base+"/.well-known/openid-configuration", "ignored")
+	c, err := sso.New(sso.Config{Issuer: issuer, ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/cb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := c.Discover(ctx); err != nil {
+		t.Fatalf("discovery: %v", err)
+	}
+	if c.Issuer() != base+"/" {
+		t.Fatalf("issuer %q", c.Issuer())
+	}
+	claims := map[string]any{"iss": base + "/", "sub": "u", "aud": "cid", "exp": time.Now().Add(time.Minute).Unix()}
+	if _, err := c.VerifyAccessToken(ctx, ssotest.MintWith(key, "a", nil, claims)); err != nil {
+		t.Fatalf("token with the provider's issuer refused: %v", err)
+	}
+	if _, err := c.VerifyAccessToken(ctx, ssotest.MintWith(key, "a", nil, with(claims, map[string]any{"iss": base}))); err == nil {
+		t.Fatal("token with the issuer spelt without the slash accepted")
+	}
+}
+
+// A provider naming a different issuer in its discovery document is not
+// trusted at all.
+func TestDiscoveryWithForeignIssuerFails(t *testing.T) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /realms/x/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		json.NewEncoder(w).Encode(map[string]any{"issuer": "https://evil.example/realms/x", "authorization_endpoint": "a", "token_endpoint": "b", "jwks_uri": "c"})
+	})
+	base := httptestServer(t, mux)
+	c, _ := sso.New(sso.Config{Issuer: base + "/realms/x", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/cb"})
+	if err := c.Discover(context.Background()); err == nil {
+		t.Fatal("discovery with a foreign issuer succeeded")
+	}
+}

@@ -113,7 +113,11 @@ func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken
 	if err := json.Unmarshal(payload, &cl); err != nil {
 		return AccessToken{}, fmt.Errorf("%w: claims: %v", ErrInvalidToken, err)
 	}
-	if cl.Issuer != c.cfg.Issuer {
+	m, err := c.metadata(ctx)
+	if err != nil {
+		return AccessToken{}, err
+	}
+	if cl.Issuer != m.issuer {
 		return AccessToken{}, fmt.Errorf("%w: issuer %q", ErrInvalidToken, clip(cl.Issuer))
 	}
 	if cl.Subject == "" {
