@@ -91,9 +91,16 @@ func TestDocsPageInBrowser(t *testing.T) {
 	t.Run("the check itself sees a violation: an injected inline script is refused and reported", func(t *testing.T) {
 		_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => { const s = document.createElement("script"); s.textContent = "window.__ran = 1"; document.body.appendChild(s); return null; })()`))
 		must(t, err)
-		must(t, chromedp.Do(ctx, chromedp.Sleep(200*time.Millisecond)))
-		after, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
-		must(t, err)
+		// The report is an event the browser fires soon after; wait for it
+		// with a generous bound (this is not a speed check).
+		var after []string
+		for deadline := time.Now().Add(10 * time.Second); len(after) == 0 && time.Now().Before(deadline); {
+			after, err = chromedp.Run(ctx, chromedp.Evaluate[[]string](`window.__csp`))
+			must(t, err)
+			if len(after) == 0 {
+				time.Sleep(20 * time.Millisecond)
+			}
+		}
 		if len(after) == 0 {
 			t.Fatal("an inline script ran or went unreported: the violation check would miss real violations")
 		}
