@@ -71,6 +71,13 @@ func (c *Collection[T, P]) decode(raw bson.Raw, defaults bool) (P, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mongostore: %s: %w", c.schema.name, err)
 	}
+	if c.s.idOnlyQueries {
+		for _, k := range c.schema.nullWhenMissing {
+			if v, ok := f.Get(k); ok && v == nil {
+				f.Delete(k)
+			}
+		}
+	}
 	rec := P(new(T))
 	rec.LoadFields(f)
 	if defaults {
@@ -96,7 +103,50 @@ func (c *Collection[T, P]) writeDoc(f notify.Fields, replace bool) bson.D {
 	if c.schema.onWrite != nil {
 		doc = c.schema.onWrite(doc)
 	}
+	if c.s.idOnlyQueries {
+		for _, k := range c.schema.nullWhenMissing {
+			if !f.Has(k) {
+				doc = append(doc, bson.E{Key: k, Value: nil})
+			}
+		}
+	}
 	return doc
+}
+
+// castUpdate is the schema's castUpdate plus, on the embedded store, $unset
+// of a nullWhenMissing field turned into a $set to null.
+func (c *Collection[T, P]) castUpdate(update any) (bson.D, error) {
+	u, err := c.schema.castUpdate(update, c.s.now())
+	if err != nil || !c.s.idOnlyQueries || len(c.schema.nullWhenMissing) == 0 {
+		return u, err
+	}
+	for i, e := range u {
+		if e.Key != "$unset" {
+			continue
+		}
+		unset, err := asDoc(e.Value)
+		if err != nil {
+			return nil, err
+		}
+		kept := bson.D{}
+		for _, x := range unset {
+			if slices.Contains(c.schema.nullWhenMissing, x.Key) {
+				u[0].Value = append(u[0].Value.(bson.D), bson.E{Key: x.Key, Value: nil})
+				continue
+			}
+			kept = append(kept, x)
+		}
+		u[i].Value = kept
+	}
+	// An empty $unset is refused by the server.
+	out := u[:0]
+	for _, e := range u {
+		if d, ok := e.Value.(bson.D); ok && e.Key == "$unset" && len(d) == 0 {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
 
 // Insert stores a new record and updates rec with what was stored: its id
@@ -226,7 +276,7 @@ func (c *Collection[T, P]) UpdateByID(ctx context.Context, id string, update any
 	if err != nil {
 		return err
 	}
-	u, err := c.schema.castUpdate(update, c.s.now())
+	u, err := c.castUpdate(update)
 	if err != nil {
 		return err
 	}
@@ -248,7 +298,7 @@ func (c *Collection[T, P]) UpdateMany(ctx context.Context, filter, update any) (
 	if err != nil {
 		return 0, err
 	}
-	u, err := c.schema.castUpdate(update, c.s.now())
+	u, err := c.castUpdate(update)
 	if err != nil {
 		return 0, err
 	}
@@ -268,7 +318,7 @@ func (c *Collection[T, P]) FindOneAndUpdate(ctx context.Context, filter, sort, u
 	if err != nil {
 		return nil, err
 	}
-	u, err := c.schema.castUpdate(update, c.s.now())
+	u, err := c.castUpdate(update)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,12 @@ type schema struct {
 	indexes    []indexSpec
 	onWrite    func(doc bson.D) bson.D // adjusts an inserted or replacing document
 	onSet      func(set bson.D) bson.D // adjusts the $set of an update
-	noDefaults bool
+	// nullWhenMissing are fields of a unique index that may be missing.
+	// MongoDB indexes a missing field as null, so two records without it
+	// collide; FerretDB v1 on SQLite lets any number of them through
+	// unless the null is stored. On the embedded store these fields are
+	// therefore written as null and read back as missing.
+	nullWhenMissing []string
 }
 
 var baseDates = map[string]bool{"created": true, "updated": true}
@@ -59,8 +64,9 @@ var (
 		indexes: []indexSpec{textIndex},
 	}
 	configurationSchema = &schema{
-		name:  notify.CollConfiguration,
-		dates: baseDates,
+		name:            notify.CollConfiguration,
+		dates:           baseDates,
+		nullWhenMissing: []string{"serviceName"},
 		indexes: []indexSpec{
 			{Name: "unique_name_serviceName", Keys: bson.D{{Key: "name", Value: 1}, {Key: "serviceName", Value: 1}}, Unique: true},
 			textIndex,

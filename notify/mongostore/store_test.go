@@ -385,6 +385,39 @@ func TestUniqueNameAndServiceNameOfConfigurations(t *testing.T) {
 		if err := mk("subscription", "a"); !errors.Is(err, notify.ErrDuplicate) {
 			t.Fatalf("same name and service: %v, want ErrDuplicate", err)
 		}
+		// Configurations without a service (rsa, dbSchemaVersion) are unique
+		// by name alone, as in MongoDB where a missing field indexes as null.
+		if err := mk("rsa", ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := mk("rsa", ""); !errors.Is(err, notify.ErrDuplicate) {
+			t.Fatalf("same name, both without service: %v, want ErrDuplicate", err)
+		}
+		c, err := s.Configurations().FindOne(ctx, mongostore.Query{Filter: bson.M{"name": "rsa"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(toJSON(t, c), "serviceName") {
+			t.Errorf("a configuration without service shows %s", toJSON(t, c))
+		}
+		n, err := s.Configurations().Count(ctx, bson.M{"name": "rsa", "serviceName": nil})
+		if err != nil || n != 1 {
+			t.Errorf("filter on a missing serviceName: %d, %v", n, err)
+		}
+		other, err := s.Configurations().FindOne(ctx, mongostore.Query{Filter: bson.M{"name": "subscription", "serviceName": "b"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Configurations().UpdateByID(ctx, other.ID.Hex(), bson.M{"name": "rsa", "$unset": bson.M{"serviceName": 1}}); !errors.Is(err, notify.ErrDuplicate) {
+			t.Errorf("unsetting the service into a duplicate: %v, want ErrDuplicate", err)
+		}
+		if err := s.Configurations().UpdateByID(ctx, other.ID.Hex(), bson.M{"$unset": bson.M{"serviceName": 1}}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := s.Configurations().FindByID(ctx, other.ID.Hex())
+		if got.ServiceName != "" || got.Extra.Has("serviceName") {
+			t.Errorf("after $unset: %s", toJSON(t, got))
+		}
 	})
 }
 
@@ -712,6 +745,27 @@ func TestDistinctStrings(t *testing.T) {
 		got, err := s.Subscriptions().DistinctStrings(ctx, "serviceName", bson.M{"state": notify.StateConfirmed})
 		if err != nil || !slices.Equal(got, []string{"a", "b"}) {
 			t.Errorf("got %v, %v", got, err)
+		}
+	})
+}
+
+func TestDataBreakingAUniqueIndexDoesNotStopTheStart(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		raw := rawDB(t, s)
+		for range 2 {
+			if _, err := raw.Collection("configuration").InsertOne(ctx, bson.D{{Key: "name", Value: "subscription"}, {Key: "serviceName", Value: "x"}, {Key: "value", Value: 1}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reports, err := s.EnsureIndexes(ctx)
+		if err != nil {
+			t.Fatalf("start failed: %v", err)
+		}
+		for _, r := range reports {
+			if r.Collection == "configuration" && r.Name == "unique_name_serviceName" && r.Action != mongostore.IndexFailed {
+				t.Errorf("%+v, want failed", r)
+			}
 		}
 	})
 }
