@@ -19,12 +19,12 @@ func TestRecordsRoundTripThroughBSON(t *testing.T) {
 		back func() notify.Record
 	}{
 		{"subscription with nested data and unknown fields", &notify.Subscription{
-			Meta: notify.Meta{ID: notify.NewID(), Created: started, Updated: started, CreatedBy: &notify.UserProfile{SecurityID: "u", AuthnStrategy: notify.AuthnOIDC, Role: notify.RoleAuthenticatedUser}},
+			Meta:        notify.Meta{ID: notify.NewID(), Created: started, Updated: started, CreatedBy: &notify.UserProfile{SecurityID: "u", AuthnStrategy: notify.AuthnOIDC, Role: notify.RoleAuthenticatedUser}},
 			ServiceName: "s", Channel: "sms", UserChannelID: "250", State: "confirmed",
-			ConfirmationRequest: notify.NewFields("sendRequest", true, "confirmationCodeRegex", `\d{5}`),
-			Data:                notify.NewFields("n", int32(1), "l", int64(1<<40), "f", 2.5, "t", started, "b", []byte{1, 2}, "a", []any{nil, "x"}),
+			ConfirmationRequest:            notify.NewFields("sendRequest", true, "confirmationCodeRegex", `\d{5}`),
+			Data:                           notify.NewFields("n", int32(1), "l", int64(1<<40), "f", 2.5, "t", started, "b", []byte{1, 2}, "a", []any{nil, "x"}),
 			UnsubscribedAdditionalServices: &notify.UnsubscribedServices{Names: []string{"a"}, IDs: []string{"1"}},
-			Extra: notify.NewFields("custom", notify.NewFields("deep", true)),
+			Extra:                          notify.NewFields("custom", notify.NewFields("deep", true)),
 		}, func() notify.Record { return &notify.Subscription{} }},
 		{"notification with inline dispatch", &notify.Notification{
 			Meta: notify.Meta{ID: notify.NewID()}, ServiceName: "s", Message: notify.NewFields("subject", "x"),

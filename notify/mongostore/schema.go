@@ -19,13 +19,13 @@ const emailKeyField = "emailLowercase"
 // them as strings, and mongoose casts them by schema, so we do too) and
 // which indexes the original defines.
 type schema struct {
-	name       string
-	stringID   bool // _id is a string (AccessToken), not an ObjectId
-	objectIDs  map[string]bool
-	dates      map[string]bool
-	indexes    []indexSpec
-	onWrite    func(doc bson.D) bson.D // adjusts an inserted or replacing document
-	onSet      func(set bson.D) bson.D // adjusts the $set of an update
+	name      string
+	stringID  bool // _id is a string (AccessToken), not an ObjectId
+	objectIDs map[string]bool
+	dates     map[string]bool
+	indexes   []indexSpec
+	onWrite   func(doc bson.D) bson.D // adjusts an inserted or replacing document
+	onSet     func(set bson.D) bson.D // adjusts the $set of an update
 	// nullWhenMissing are fields of a unique index that may be missing.
 	// MongoDB indexes a missing field as null, so two records without it
 	// collide; FerretDB v1 on SQLite lets any number of them through
