@@ -81,7 +81,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		fail("saving the user", err)
 		return
 	}
-	s.setAccessCookie(w, tokens.AccessToken, tokens.ExpiresIn)
+	s.setAccessCookie(ctx, w, tokens.AccessToken, tokens.ExpiresIn)
 	// A provider may issue no refresh token (no offline access for the
 	// client); an empty cookie would only make /refresh call it for nothing.
 	if tokens.RefreshToken != "" {
@@ -213,7 +213,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 		httperr.Write(w, http.StatusBadGateway, "Identity provider unavailable")
 		return
 	}
-	s.setAccessCookie(w, tokens.AccessToken, tokens.ExpiresIn)
+	s.setAccessCookie(ctx, w, tokens.AccessToken, tokens.ExpiresIn)
 	if tokens.RefreshToken != "" {
 		s.setRefreshCookie(w, tokens.RefreshToken)
 	}

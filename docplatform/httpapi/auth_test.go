@@ -795,3 +795,23 @@ func TestSecretsNeverReachTheLog(t *testing.T) {
 		}
 	}
 }
+
+// A provider issuing access tokens larger than a browser keeps in a cookie
+// (Keycloak with many roles): the login still completes, and the log says
+// why the browser will not send the token back.
+func TestOversizedAccessTokenIsReported(t *testing.T) {
+	h := newHarness(t)
+	roles := make([]string, 300)
+	for i := range roles {
+		roles[i] = "role-with-a-long-name-" + strings.Repeat("x", 10)
+	}
+	h.idp.ExtraAccessClaims = map[string]any{"realm_access": map[string]any{"roles": roles}}
+	h.idp.SetUser(ada)
+	steps := h.stepLogin(noRedirect(newJar(t)))
+	if steps.callback.Header.Get("Location") != h.front.URL {
+		t.Fatalf("login ended at %q", steps.callback.Header.Get("Location"))
+	}
+	if !strings.Contains(h.logs.String(), "access token too large for a browser cookie") {
+		t.Fatal("oversized token not reported")
+	}
+}

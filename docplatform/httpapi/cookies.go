@@ -1,8 +1,10 @@
 package httpapi
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"net/http"
 	"time"
 )
@@ -49,7 +51,21 @@ func (s *Server) clearCookie(w http.ResponseWriter, name, path string, httpOnly 
 	})
 }
 
-func (s *Server) setAccessCookie(w http.ResponseWriter, token string, lifetime time.Duration) {
+// maxCookie is the largest cookie (name, value and attributes) every
+// browser keeps (RFC 6265 §6.1 asks for at least 4096 bytes, and that is
+// what they give).
+const maxCookie = 4096
+
+// setAccessCookie sets the access token cookie. A token too large for a
+// cookie is still sent (the seed fixes the cookie), but the browser will
+// drop it and every request will be 401; the log says why, so an operator
+// can shrink the provider's tokens (Keycloak: fewer role mappers, or
+// lightweight access tokens).
+func (s *Server) setAccessCookie(ctx context.Context, w http.ResponseWriter, token string, lifetime time.Duration) {
+	if n := len(cookieAccess) + len(token) + 100; n > maxCookie {
+		s.o.Logger.WarnContext(ctx, "access token too large for a browser cookie; browsers will drop it",
+			slog.Int("tokenBytes", len(token)), slog.Int("cookieLimit", maxCookie))
+	}
 	s.setCookie(w, cookieAccess, token, pathAccess, lifetime, true, http.SameSiteLaxMode)
 }
 

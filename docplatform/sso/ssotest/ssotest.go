@@ -51,6 +51,9 @@ type Provider struct {
 	// and IDTokenAZP its azp ("-" removes it).
 	IDTokenAudience []string
 	IDTokenAZP      string
+	// ExtraAccessClaims are added to issued access tokens (a Keycloak
+	// token listing many roles, say).
+	ExtraAccessClaims map[string]any
 	// NoRefreshToken leaves the refresh token out of token responses.
 	NoRefreshToken bool
 	// NoIDTokenOnRefresh leaves the ID token out of refresh responses, as
@@ -231,10 +234,14 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 
 func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh string, noIDToken bool) {
 	now := time.Now()
-	at := p.Mint(nil, map[string]any{
+	atClaims := map[string]any{
 		"iss": p.Issuer, "sub": u.Subject, "aud": []string{"account", p.ClientID}, "azp": p.ClientID,
 		"typ": "Bearer", "iat": now.Unix(), "exp": now.Add(p.AccessTTL).Unix(), "jti": rand.Text(),
-	})
+	}
+	for k, v := range p.ExtraAccessClaims {
+		atClaims[k] = v
+	}
+	at := p.Mint(nil, atClaims)
 	idClaims := map[string]any{
 		"iss": p.Issuer, "sub": u.Subject, "aud": p.ClientID, "azp": p.ClientID, "typ": "ID",
 		"iat": now.Unix(), "exp": now.Add(p.AccessTTL).Unix(),
