@@ -3,6 +3,14 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -117,5 +125,54 @@ func TestRun(t *testing.T) {
 				t.Fatalf("err %v, want one naming %q", err, c.mention)
 			}
 		})
+	}
+}
+
+func TestRunWithTLS(t *testing.T) {
+	key, _ := rsa.GenerateKey(rand.Reader, 2048)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "localhost"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, _ := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
+	dir := deployment(t, map[string]string{
+		"src/config.local.json": `{"host": "127.0.0.1", "port": 0}`,
+		"server/certs/key.pem":  string(keyPEM),
+		"server/certs/cert.pem": string(certPEM),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- httpapi.Run(ctx, httpapi.RunOptions{Dir: dir, DataDir: t.TempDir(), Env: map[string]string{}, Log: &syncBuffer{}, RSABits: 2048,
+			Ready: func(addr string) { ready <- addr }})
+	}()
+	var url string
+	select {
+	case url = <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("not ready")
+	}
+	t.Run("server/certs/key.pem and cert.pem turn TLS on", func(t *testing.T) {
+		if !strings.HasPrefix(url, "https://") {
+			t.Fatalf("url %s", url)
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(certPEM)
+		c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+		resp, err := c.Get(url + "/api/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
