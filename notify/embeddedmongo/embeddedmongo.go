@@ -7,7 +7,14 @@
 // What FerretDB v1 on SQLite lacks, and mongostore therefore never relies
 // on: transactions and replica sets (hello has no setName), text, TTL,
 // partial and collation indexes, $expr, $lookup, change streams, pipeline
-// updates. Each database is one SQLite file (<name>.sqlite) in the
+// updates. How it differs where it does answer (read from its source):
+// only a query on _id equality is answered from an index, everything else
+// scans the collection and filters in Go; a unique index does not see a
+// missing field as null (an explicit null it does); an insert batch that
+// hits a unique index is retried one document at a time; a refused update
+// reports SQLite's "UNIQUE constraint failed" as an InternalError rather
+// than code 11000. In memory (Config.Dir empty) it allows one SQLite
+// connection. Start-up takes a few milliseconds (BENCHMARKS.md). Each database is one SQLite file (<name>.sqlite) in the
 // directory given to [Start]; SQLite runs in WAL mode with a busy timeout,
 // as FerretDB sets it up, and with synchronous=NORMAL (see [Start]).
 package embeddedmongo
