@@ -361,10 +361,17 @@ func (c *Client) tokens(tok *oauth2.Token, idToken string) Tokens {
 	return t
 }
 
+// grantError tells a refusal (the provider answered with an OAuth error:
+// a 4xx, or a 2xx carrying "error" as some providers send) from the
+// provider failing or being unreachable. Only the error code is kept: a
+// provider's error_description or body may echo what was sent.
 func grantError(what string, err error) error {
 	var re *oauth2.RetrieveError
-	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode >= 400 && re.Response.StatusCode < 500 {
-		return fmt.Errorf("%w: %s: %s", ErrRefused, what, re.ErrorCode)
+	if errors.As(err, &re) && re.Response != nil && re.Response.StatusCode < 500 && (re.Response.StatusCode >= 400 || re.ErrorCode != "") {
+		return fmt.Errorf("%w: %s: %s", ErrRefused, what, clip(re.ErrorCode))
+	}
+	if errors.As(err, &re) && re.Response != nil {
+		return fmt.Errorf("sso: %s: provider answered %s", what, re.Response.Status)
 	}
 	return fmt.Errorf("sso: %s: %w", what, err)
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -304,5 +305,49 @@ func TestDiscoveryWithForeignIssuerFails(t *testing.T) {
 	c, _ := sso.New(sso.Config{Issuer: base + "/realms/x", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/cb"})
 	if err := c.Discover(context.Background()); err == nil {
 		t.Fatal("discovery with a foreign issuer succeeded")
+	}
+}
+
+// Token endpoint answers and how they are classed: refusals (the session
+// is over) against provider failures (retry later), without the body.
+func TestGrantErrorsAreClassified(t *testing.T) {
+	cases := []struct {
+		name    string
+		status  int
+		body    string
+		refused bool
+	}{
+		{"400 invalid_grant is a refusal", 400, `{"error":"invalid_grant","error_description":"Token is not active"}`, true},
+		{"401 invalid_client is a refusal", 401, `{"error":"invalid_client"}`, true},
+		{"200 carrying an error is a refusal", 200, `{"error":"invalid_grant"}`, true},
+		{"500 is a provider failure", 500, `{"error":"server_error","leak":"refresh-token-value"}`, false},
+		{"503 with an HTML page is a provider failure", 503, `<html>down refresh-token-value</html>`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mux := http.NewServeMux()
+			base := ""
+			mux.HandleFunc("GET /realms/r/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+				e := base + "/realms/r/protocol/openid-connect"
+				json.NewEncoder(w).Encode(map[string]any{"issuer": base + "/realms/r", "authorization_endpoint": e + "/auth", "token_endpoint": e + "/token", "jwks_uri": e + "/certs"})
+			})
+			mux.HandleFunc("POST /realms/r/protocol/openid-connect/token", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(tc.status)
+				w.Write([]byte(tc.body))
+			})
+			base = httptestServer(t, mux)
+			c, _ := sso.New(sso.Config{Issuer: base + "/realms/r", ClientID: "cid", ClientSecret: "s", RedirectURL: "http://x/cb"})
+			_, err := c.Refresh(context.Background(), "refresh-token-value")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if errors.Is(err, sso.ErrRefused) != tc.refused {
+				t.Fatalf("refused=%v: %v", errors.Is(err, sso.ErrRefused), err)
+			}
+			if strings.Contains(err.Error(), "refresh-token-value") {
+				t.Fatalf("error echoes the token: %v", err)
+			}
+		})
 	}
 }
