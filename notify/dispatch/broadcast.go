@@ -27,13 +27,9 @@ func (d *Dispatcher) RunBroadcast(ctx context.Context, job Job) error {
 	if err := d.setState(ctx, n.ID, notify.StateSending, job.User); err != nil {
 		return d.finish(ctx, n, job, err)
 	}
-	started := d.o.Now()
 	p := newPush(n, job.HTTPHost)
-	err = d.pipeline(ctx, p)
-	if err == nil && n.Channel == notify.ChannelEmail && d.o.Bounce {
-		err = d.stampBroadcastBounces(ctx, n, started)
-	}
-	return d.finish(ctx, n, job, err)
+	p.started = d.o.Now()
+	return d.finish(ctx, n, job, d.pipeline(ctx, p))
 }
 
 // candidates records who the broadcast goes to, once: a broadcast that
@@ -144,7 +140,7 @@ func (d *Dispatcher) pipeline(ctx context.Context, p *push) error {
 	}
 	go func() { wg.Wait(); close(results) }()
 
-	if err := d.record(ctx, p.n.ID, results); err != nil {
+	if err := d.record(ctx, p, results); err != nil {
 		stop(err)
 		for range results { // let the stages end
 		}
@@ -173,7 +169,7 @@ func (d *Dispatcher) chunks(ctx context.Context, p *push, out chan<- *notify.Sub
 			return nil
 		}
 		after = ids[len(ids)-1]
-		subs, err := d.loadChunk(ctx, ids)
+		subs, err := d.loadChunk(ctx, p.n, ids)
 		if err != nil {
 			if d.o.Guaranteed || ctx.Err() != nil {
 				return err
@@ -204,21 +200,43 @@ func (d *Dispatcher) chunks(ctx context.Context, p *push, out chan<- *notify.Sub
 	}
 }
 
-// loadChunk reads the subscriptions of one chunk of candidate ids.
-func (d *Dispatcher) loadChunk(ctx context.Context, ids []string) ([]*notify.Subscription, error) {
-	in := make([]any, len(ids))
-	for i, id := range ids {
-		in[i] = id
+// loadChunk reads the subscriptions of one chunk of candidate ids, which
+// come in id order. It asks for the id range of the chunk within the
+// service and channel rather than for a list of ids: MongoDB answers a
+// range from the _id index, and the embedded store, which compares every
+// document with every value of an $in list, answers it in one pass.
+func (d *Dispatcher) loadChunk(ctx context.Context, n *notify.Notification, ids []string) ([]*notify.Subscription, error) {
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	lo, errLo := notify.ParseID(ids[0])
+	hi, errHi := notify.ParseID(ids[len(ids)-1])
+	filter := doc("serviceName", n.ServiceName, "channel", n.Channel)
+	if errLo == nil && errHi == nil && lo.Hex() <= hi.Hex() {
+		filter = append(doc("id", doc("$gte", lo, "$lte", hi)), filter...)
+	} else {
+		in := make([]any, len(ids))
+		for i, id := range ids {
+			in[i] = id
+		}
+		filter = doc("id", doc("$in", in))
 	}
 	var subs []*notify.Subscription
 	err := d.retry(ctx, func(ctx context.Context) (err error) {
-		subs, err = d.o.Store.Subscriptions.Find(ctx, mongostore.Query{Filter: doc("id", doc("$in", in))})
+		subs, err = d.o.Store.Subscriptions.Find(ctx, mongostore.Query{Filter: filter})
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: load subscriptions: %w", err)
 	}
-	return subs, nil
+	out := subs[:0]
+	for _, s := range subs {
+		if want[s.ID.Hex()] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
 }
 
 func (d *Dispatcher) recordSkipped() bool { return d.o.Guaranteed && d.o.LogSkipped }
@@ -261,21 +279,34 @@ func (d *Dispatcher) wanted(ctx context.Context, p *push, sub *notify.Subscripti
 }
 
 // record is the one writer of a broadcast's results: it stores them in
-// batches, and at least every second so that progress shows.
-func (d *Dispatcher) record(ctx context.Context, id notify.ID, in <-chan notify.DispatchResult) error {
+// batches, and at least every second so that progress shows. After each
+// batch it stamps the bounce records of the addresses the batch reached,
+// so a broadcast of any size needs no second pass over its results.
+func (d *Dispatcher) record(ctx context.Context, p *push, in <-chan notify.DispatchResult) error {
 	batch := make([]notify.DispatchResult, 0, d.o.BatchSize)
+	stampBounces := d.o.Bounce && p.n.Channel == notify.ChannelEmail
+	var reached []string
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
 		err := d.retry(ctx, func(ctx context.Context) error {
-			_, err := d.o.Store.Results.RecordDispatch(ctx, id, batch)
+			_, err := d.o.Store.Results.RecordDispatch(ctx, p.n.ID, batch)
 			return err
 		})
-		batch = batch[:0]
 		if err != nil {
 			return fmt.Errorf("dispatch: record results: %w", err)
 		}
+		if stampBounces {
+			reached = reached[:0]
+			for _, r := range batch {
+				if r.Outcome == notify.DispatchSuccessful && r.UserChannelID != "" {
+					reached = append(reached, r.UserChannelID)
+				}
+			}
+			d.stampBounces(ctx, p.n.Channel, p.started, reached)
+		}
+		batch = batch[:0]
 		return nil
 	}
 	tick := time.NewTicker(time.Second)
@@ -298,41 +329,6 @@ func (d *Dispatcher) record(ctx context.Context, id notify.ID, in <-chan notify.
 			}
 		}
 	}
-}
-
-// stampBroadcastBounces stamps the bounce records of the addresses the
-// broadcast reached: those recorded successful and not also failed.
-func (d *Dispatcher) stampBroadcastBounces(ctx context.Context, n *notify.Notification, started time.Time) error {
-	var ok []string
-	failed := map[string]bool{}
-	for _, outcome := range []notify.DispatchOutcome{notify.DispatchFailed, notify.DispatchSuccessful} {
-		after := ""
-		for {
-			var page []notify.DispatchResult
-			err := d.retry(ctx, func(ctx context.Context) (err error) {
-				page, err = d.o.Store.Results.ListDispatch(ctx, n.ID, mongostore.DispatchQuery{Outcome: outcome, After: after, Limit: 1000})
-				return err
-			})
-			if err != nil {
-				return fmt.Errorf("dispatch: bounces: %w", err)
-			}
-			if len(page) == 0 {
-				break
-			}
-			after = page[len(page)-1].SubscriptionID
-			for _, r := range page {
-				switch {
-				case r.UserChannelID == "":
-				case outcome == notify.DispatchFailed:
-					failed[r.UserChannelID] = true
-				case !failed[r.UserChannelID]:
-					ok = append(ok, r.UserChannelID)
-				}
-			}
-		}
-	}
-	d.stampBounces(ctx, n.Channel, started, ok)
-	return nil
 }
 
 // finish sets the final state — sent, unless the pipeline failed or the

@@ -53,10 +53,10 @@
 //	    successes are recorded when guaranteedBroadcastPushDispatchProcessing
 //	    or bounce handling is on, and skipped subscribers when guaranteed
 //	    processing and logSkippedBroadcastPushDispatches are both on.
-//	  - finish: bounce records of the addresses reached are stamped, the
-//	    state becomes sent (partial failures included), and when
-//	    asyncBroadcastPushNotification is a URL the final notification is
-//	    POSTed to it as JSON.
+//	  - finish: the state becomes sent (partial failures included), and
+//	    when asyncBroadcastPushNotification is a URL the final notification
+//	    is POSTed to it as JSON. The bounce records of the addresses reached
+//	    are stamped by the writer, batch by batch, as after a unicast.
 //
 // A synchronous broadcast answers when the pipeline is done; an asynchronous
 // one (asyncBroadcastPushNotification true or a URL) answers at once. Here the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/email"
@@ -17,6 +18,9 @@ type push struct {
 	n *notify.Notification
 	// host is the resolved {http_host}.
 	host string
+	// started is when sending began: bounce records compare bounce dates
+	// with it.
+	started time.Time
 	// data is the notification's data as plain values, for merging and
 	// filtering.
 	data                      any

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -117,19 +119,39 @@ func strs(v any) []string {
 	return out
 }
 
-// containsCI is the original test configuration's custom filter function,
-// as a config function (called with the array of resolved arguments).
-var containsCI = map[string]any{
-	"_func": config.Func(func(args ...any) (any, error) {
-		a, _ := args[0].([]any)
-		if len(a) != 2 {
-			return false, nil
-		}
-		s, _ := a[0].(string)
-		sub, _ := a[1].(string)
-		return strings.Contains(strings.ToLower(s), strings.ToLower(sub)), nil
-	}),
-	"_signature": []any{map[string]any{"types": []any{2.0}}, map[string]any{"types": []any{2.0}}},
+// customFilterFunctions loads the original test configuration's custom
+// filter function, contains_ci, from a config.local.js file as a
+// deployment writes it: an async JavaScript function run by the config
+// runtime.
+func customFilterFunctions(t *testing.T) map[string]any {
+	t.Helper()
+	dir := t.TempDir()
+	js := `module.exports = {
+  notification: {
+    broadcastCustomFilterFunctions: {
+      contains_ci: {
+        _func: async function (resolvedArgs) {
+          if (!resolvedArgs[0] || !resolvedArgs[1]) return false;
+          return resolvedArgs[0].toLowerCase().indexOf(resolvedArgs[1].toLowerCase()) >= 0;
+        },
+        _signature: [{ types: [2] }, { types: [2] }],
+      },
+    },
+  },
+};
+`
+	if err := os.WriteFile(filepath.Join(dir, "config.local.js"), []byte(js), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(config.Options{Dir: dir, NodeEnv: "development", JSPoolSize: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fns, ok := cfg.Lookup("notification.broadcastCustomFilterFunctions")
+	if !ok {
+		t.Fatal("custom functions not loaded")
+	}
+	return fns.(map[string]any)
 }
 
 func TestNotificationList(t *testing.T) {
@@ -596,7 +618,7 @@ func TestNotificationBroadcastDispatch(t *testing.T) {
 	e := apitest.Start(t, apitest.Options{Config: []map[string]any{{"notification": map[string]any{
 		"broadcastSubscriberChunkSize":      1.0,
 		"logSkippedBroadcastPushDispatches": true,
-		"broadcastCustomFilterFunctions":    map[string]any{"contains_ci": containsCI},
+		"broadcastCustomFilterFunctions":    customFilterFunctions(t),
 	}}}})
 	okID := addSub(t, e, notify.Subscription{ServiceName: "chunked", UserChannelID: "bar1@foo.com"})
 	badID := addSub(t, e, notify.Subscription{ServiceName: "chunked", UserChannelID: "bar2 invalid"})
