@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"net"
@@ -174,5 +175,70 @@ func TestRunWithTLS(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunOIDCFunctionsFromJS serves a deployment whose config.local.js
+// defines oidc.isAdmin and oidc.isAuthorizedUser as JavaScript functions,
+// as NotifyBC deployments do.
+func TestRunOIDCFunctionsFromJS(t *testing.T) {
+	p := newOIDCProvider(t)
+	dir := deployment(t, map[string]string{
+		"src/config.local.js": `module.exports = {
+  host: '127.0.0.1',
+  port: 0,
+  adminIps: [],
+  oidc: {
+    discoveryUrl: process.env.IDP + '/.well-known/openid-configuration',
+    isAdmin: function (user) { return user.roles && user.roles.indexOf('admin') >= 0; },
+    isAuthorizedUser: function (user) { return !!user.email_verified; },
+  },
+};`,
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- httpapi.Run(ctx, httpapi.RunOptions{Dir: dir, DataDir: t.TempDir(), Env: map[string]string{"IDP": p.url}, Log: &syncBuffer{}, RSABits: 2048,
+			Ready: func(addr string) { ready <- addr }})
+	}()
+	var url string
+	select {
+	case url = <-ready:
+	case err := <-done:
+		t.Fatalf("Run: %v", err)
+	case <-time.After(60 * time.Second):
+		t.Fatal("not ready")
+	}
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	exp := time.Now().Add(time.Hour).Unix()
+	for _, c := range []struct {
+		name   string
+		claims map[string]any
+		role   string
+	}{
+		{"isAdmin from the .js file makes an Admin", map[string]any{"email": "a@x.y", "roles": []string{"admin"}, "exp": exp}, "Admin"},
+		{"isAuthorizedUser from the .js file admits a verified user", map[string]any{"email": "u@x.y", "email_verified": true, "exp": exp}, "AuthenticatedUser"},
+		{"isAuthorizedUser from the .js file refuses an unverified user", map[string]any{"email": "u@x.y", "exp": exp}, "Anonymous"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req, _ := http.NewRequest("GET", url+"/api/administrators/whoami", nil)
+			req.Header.Set("Authorization", "Bearer "+p.token(t, p.key, c.claims))
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var m map[string]any
+			_ = json.NewDecoder(resp.Body).Decode(&m)
+			if m["role"] != c.role {
+				t.Fatalf("got %v", m)
+			}
+		})
 	}
 }
