@@ -140,9 +140,6 @@ func (h *notifications) shape(r *http.Request, n *notify.Notification, fields bs
 
 // withDispatch loads a broadcast's results for the answer.
 func (h *notifications) withDispatch(r *http.Request, n *notify.Notification) error {
-	if !n.IsBroadcast && n.Dispatch == nil {
-		return nil
-	}
 	return h.s.store.LoadDispatch(r.Context(), n)
 }
 
@@ -189,19 +186,18 @@ func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	fields := h.userFields(r, flt.Fields)
-	q := mongostore.Query{Filter: andWhere(flt.Where, extra), Sort: flt.Order, Skip: flt.Skip, Limit: flt.Limit, Projection: fields}
+	q := mongostore.Query{Filter: andWhere(flt.Where, extra), Sort: flt.Order, Skip: flt.Skip, Limit: flt.Limit, Projection: fetchFields(flt.Fields)}
 	recs, err := h.s.store.Notifications().Find(r.Context(), q)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	if err := h.s.store.LoadDispatchAll(r.Context(), recs); err != nil {
+		writeError(w, r, err)
+		return
+	}
 	out := make([]notify.Fields, 0, len(recs))
 	for _, n := range recs {
-		if err := h.withDispatch(r, n); err != nil {
-			writeError(w, r, err)
-			return
-		}
 		f, err := h.shape(r, n, flt.Fields)
 		if err != nil {
 			writeError(w, r, err)
@@ -212,17 +208,20 @@ func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// userFields widens a user's projection by what shaping needs (isBroadcast
-// and readBy decide the shown state); shape applies the client's own.
-func (h *notifications) userFields(r *http.Request, fields bson.D) bson.D {
-	if len(fields) == 0 || isAdmin(r) {
+// fetchFields widens an inclusion projection by what shaping needs:
+// isBroadcast (whether dispatch results are looked up, and the state a
+// user sees) and readBy. shape then applies the client's own projection.
+func fetchFields(fields bson.D) bson.D {
+	if len(fields) == 0 {
 		return fields
 	}
 	for _, e := range fields {
-		if !truthy(e.Value) {
-			if n, ok := e.Value.(int32); !ok || n == 0 {
-				return fields // an exclusion list keeps both
-			}
+		on := truthy(e.Value)
+		if n, ok := e.Value.(int32); ok {
+			on = n != 0
+		}
+		if !on && e.Key != "_id" && e.Key != "id" {
+			return fields // an exclusion list keeps both
 		}
 	}
 	return append(slices.Clone(fields), bson.E{Key: "isBroadcast", Value: 1}, bson.E{Key: "readBy", Value: 1})
@@ -246,7 +245,7 @@ func (h *notifications) get(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := h.s.store.Notifications().FindOne(r.Context(), mongostore.Query{
 		Filter:     andWhere(bson.D{{Key: "_id", Value: id}}, extra),
-		Projection: h.userFields(r, flt.Fields),
+		Projection: fetchFields(flt.Fields),
 	})
 	if err != nil {
 		writeError(w, r, err)

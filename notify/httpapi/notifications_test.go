@@ -398,6 +398,10 @@ func TestNotificationBroadcastEmailMailMerge(t *testing.T) {
 		if !slices.Equal(strs(dispatchOf(t, got)["successful"]), []string{subID}) {
 			t.Errorf("GET dispatch %v", got["dispatch"])
 		}
+		listed := list(t, e, "/api/notifications?filter="+q(`{"fields":{"dispatch":true}}`))
+		if len(listed) != 1 || !slices.Equal(strs(dispatchOf(t, listed[0])["successful"]), []string{subID}) || listed[0]["isBroadcast"] != nil {
+			t.Errorf("listed with fields: %v", listed)
+		}
 	})
 }
 
