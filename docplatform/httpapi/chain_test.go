@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -654,4 +655,38 @@ func TestAPIKeyHeaderCombinations(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Whatever cookies, headers and query a request carries, the chain and the
+// auth endpoints answer below 500 and never panic.
+func FuzzAuthRequests(f *testing.F) {
+	w := newWorld(f, func(s *setup) { s.global, s.auth, s.refresh, s.failures = 1<<30, 1<<30, 1<<30, 1<<30 })
+	f.Add("GET", "/api/auth/callback?code=x&state=y", "pkce_verifier=abc; access_token=x", "", "")
+	f.Add("POST", "/api/auth/refresh", "refresh_token=r; csrf_token=c", "c", "")
+	f.Add("GET", "/api/auth/me", "access_token="+w.adminToken, "", "")
+	f.Add("GET", "/test/any", "", "", w.key)
+	f.Add("POST", "/test/documents?groupId=x", "csrf_token=a", "a", "gk_x")
+	f.Fuzz(func(t *testing.T, method, target, cookie, csrf, key string) {
+		if !strings.HasPrefix(target, "/") || strings.ContainsAny(target, " \r\n\x00") {
+			return
+		}
+		switch method {
+		case "GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS":
+		default:
+			return
+		}
+		req, err := http.NewRequest(method, "http://platform"+target, strings.NewReader(`{"groupId":"`+w.alpha+`"}`))
+		if err != nil {
+			return
+		}
+		req.RemoteAddr = "198.51.100.1:1234"
+		req.Header["Cookie"] = []string{cookie}
+		req.Header["X-Csrf-Token"] = []string{csrf}
+		req.Header["X-Api-Key"] = []string{key}
+		rec := httptest.NewRecorder()
+		w.api.ServeHTTP(rec, req)
+		if rec.Code >= 500 && rec.Code != http.StatusServiceUnavailable && rec.Code != http.StatusBadGateway {
+			t.Fatalf("%s %s: %d %s", method, target, rec.Code, rec.Body)
+		}
+	})
 }
