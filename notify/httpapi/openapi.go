@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"net/http"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -189,15 +188,5 @@ func schemas() map[string]any {
 		"health":         obj,
 		"SwiftReply":     obj,
 	}
-	return out
-}
-
-// routeList returns "METHOD path" of every route, sorted (for tests).
-func (s *Server) routeList() []string {
-	out := make([]string, 0, len(s.routes))
-	for _, r := range s.routes {
-		out = append(out, r.method+" "+s.root+r.path)
-	}
-	sort.Strings(out)
 	return out
 }

@@ -350,10 +350,9 @@ type SMSRequest struct {
 
 // SMSRecorder is a loopback fake of Swift's HTTP API.
 type SMSRecorder struct {
-	URL string
-	// Status is the status the fake answers (default 200).
+	URL    string
 	mu     sync.Mutex
-	status int
+	status int // answered to every request; SetStatus changes it (default 200)
 	reqs   []SMSRequest
 }
 
