@@ -66,13 +66,15 @@ func classify(err error) (int, string) {
 	case errors.As(err, &mbe):
 		return http.StatusRequestEntityTooLarge, "request body too large"
 	case errors.As(err, &sc):
+		// errors that carry a status are made to be shown (their text names
+		// the field or what failed, never internal detail)
 		st := sc.StatusCode()
-		if st >= 500 {
-			return st, ""
-		}
 		var se *StatusError
 		if errors.As(err, &se) {
 			return st, se.Message
+		}
+		if ce, ok := sc.(error); ok {
+			return st, ce.Error()
 		}
 		return st, err.Error()
 	case errors.Is(err, notify.ErrNotFound):

@@ -672,7 +672,10 @@ func TestSubscriptionConfirmationFailure(t *testing.T) {
 	e := apitest.Start(t, apitest.Options{})
 	e.SMS.SetStatus(http.StatusBadRequest)
 	t.Run("a confirmation that cannot be sent is 502 and leaves no subscription behind", func(t *testing.T) {
-		e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "s", "channel": "sms", "userChannelId": "250"}, apitest.Anonymous...).Expect(t, http.StatusBadGateway)
+		r := e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "s", "channel": "sms", "userChannelId": "250"}, apitest.Anonymous...).Expect(t, http.StatusBadGateway)
+		if msg := r.Map(t)["message"].(string); !strings.Contains(msg, "could not be sent") {
+			t.Fatalf("message %q", msg)
+		}
 		var c map[string]float64
 		e.Do(t, "GET", "/api/subscriptions/count", nil).JSON(t, &c)
 		if c["count"] != 0 {
