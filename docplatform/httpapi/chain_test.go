@@ -539,12 +539,15 @@ func TestHostileInputs(t *testing.T) {
 		req    request
 		status int
 	}{
-		{"a 200 KiB access_token cookie is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Cookie": "access_token=" + huge}}, 401},
-		{"a 200 KiB bearer token is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer " + huge}}, 401},
+		{"a 200 KiB access_token cookie is 431", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Cookie": "access_token=" + huge}}, 431},
+		{"a 200 KiB bearer token is 431", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer " + huge}}, 431},
+		{"a 60 KiB bearer token is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer " + huge[:60<<10]}}, 401},
+		{"a 60 KiB access_token cookie is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Cookie": "access_token=" + huge[:60<<10]}}, 401},
 		{"a malformed Cookie header is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Cookie": `access_token="unterminated; ;;=; csrf_token`}}, 401},
 		{"a bearer token of three dots is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer ..."}}, 401},
 		{"a bearer token with a JSON array header is 401", nil, request{method: "GET", path: "/api/auth/me", header: map[string]string{"Authorization": "Bearer W10.W10.AA"}}, 401},
-		{"a 200 KiB API key is 401", nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": huge}}, 401},
+		{"a 200 KiB API key is 431", nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": huge}}, 431},
+		{"a 30 KiB API key is 401", nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": huge[:30<<10]}}, 401},
 		{"an API key of invalid UTF-8 is 401", nil, request{method: "GET", path: "/test/any", header: map[string]string{"X-API-Key": "gk_\xff\xfe"}}, 401},
 		{"invalid UTF-8 in a group id query is 403 (no such membership)", w.member, request{method: "GET", path: "/test/documents?groupId=%ff%fe"}, 403},
 		{"a malformed query escape is 400 or 403, not 500", w.member, request{method: "GET", path: "/test/documents?groupId=%zz"}, 400},
@@ -558,7 +561,8 @@ func TestHostileInputs(t *testing.T) {
 		{"API key body with an unknown field is 400", w.admin, request{method: "POST", path: "/api/api-key/regenerate", body: `{"groupId":"ALPHA","extra":1}`, header: withCSRF(nil)}, 400},
 		{"API key body with trailing data is 400", w.admin, request{method: "POST", path: "/api/api-key/regenerate", body: `{"groupId":"ALPHA"}x`, header: withCSRF(nil)}, 400},
 		{"duplicate X-CSRF-Token headers are 403", w.admin, request{method: "POST", path: "/api/api-key/regenerate", body: `{"groupId":"ALPHA"}`, header: map[string]string{"X-CSRF-Token": w.csrf(w.admin) + "\r\nX-CSRF-Token: " + w.csrf(w.admin)}}, 0},
-		{"a refresh with a 200 KiB CSRF header is 403", w.admin, request{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": huge}}, 0},
+		{"a refresh with a 30 KiB CSRF header is 403", w.admin, request{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": huge[:30<<10]}}, 0},
+		{"a refresh with a 200 KiB CSRF header is 431", w.admin, request{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": huge}}, 431},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -65,6 +65,10 @@ type Options struct {
 	LastUseFlush time.Duration
 	// MaxBody bounds request bodies (default 1 MiB).
 	MaxBody int64
+	// MaxHeaderBytes bounds the request's header fields, cookies included
+	// (default 64 KiB). Larger ones get a JSON 431; set the http.Server's
+	// own MaxHeaderBytes above it, or net/http answers first in plain text.
+	MaxHeaderBytes int
 	// RouteMaxBody raises or lowers MaxBody for single routes, keyed by
 	// "METHOD /pattern" as in the route table (uploads need more than a
 	// JSON body).
@@ -92,6 +96,9 @@ type Server struct {
 	postLogout     string
 	refreshes      refreshOnce
 }
+
+// DefaultMaxHeaderBytes is Options.MaxHeaderBytes when unset.
+const DefaultMaxHeaderBytes = 64 << 10
 
 // New builds a Server from o.
 func New(o Options) (*Server, error) {
@@ -121,6 +128,9 @@ func New(o Options) (*Server, error) {
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = 1 << 20
+	}
+	if o.MaxHeaderBytes <= 0 {
+		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	for _, r := range []*ratelimit.Rule{&o.GlobalLimit, &o.AuthLimit, &o.RefreshLimit, &o.APIKeyFailures} {
 		if r.Limit <= 0 || r.Window <= 0 {
@@ -259,7 +269,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	st := &reqState{ip: s.o.ClientIP.ClientIP(r)}
 	rec := &statusWriter{ResponseWriter: w, st: st}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
-	s.serveRecovering(rec, r, st)
+	if headerBytes(r) > s.o.MaxHeaderBytes {
+		httperr.Write(rec, http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large")
+	} else {
+		s.serveRecovering(rec, r, st)
+	}
 	if st.status == 0 {
 		st.status = http.StatusOK
 	}
@@ -268,6 +282,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", st.status), slog.Duration("duration", time.Since(start)),
 		slog.String("ip", st.ip), slog.String("auth", st.cred.String()))
+}
+
+// headerBytes is about what the header fields took on the wire.
+func headerBytes(r *http.Request) int {
+	n := len(r.Host) + len(r.URL.RawQuery)
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
 }
 
 // serveRecovering routes the request. A panic in a handler becomes a JSON

@@ -145,9 +145,12 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 		ReadTimeout:       readTimeout,
 		WriteTimeout:      writeTimeout,
 		IdleTimeout:       idleTimeout,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		// Above the API's own bound (httpapi.DefaultMaxHeaderBytes), so
+		// oversized headers get its JSON 431 with the security headers
+		// rather than net/http's plain-text one.
+		MaxHeaderBytes: 1 << 20,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:    func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	go func() {
 		err := p.server.Serve(ln)
