@@ -149,17 +149,27 @@ func (d *Dispatcher) pipeline(ctx context.Context, p *push) error {
 	return context.Cause(sendCtx)
 }
 
-// chunks feeds the pending candidates, one chunk of subscriptions at a time,
-// to the workers. A chunk whose subscriptions cannot be loaded ends the
-// broadcast when guaranteed processing is on (its subscribers stay pending
-// for a re-dispatch); otherwise its subscribers are recorded as failed, as
-// the original does with a failed chunk, and the next chunk goes on.
+// minPage is the fewest candidates the in-process runner reads at once.
+// Every query the embedded store answers is a scan of the collection, so
+// reading pages much smaller than this makes a broadcast quadratic; a page
+// of subscriptions is a few megabytes.
+const minPage = 10000
+
+// chunks feeds the pending candidates to the workers, a page at a time:
+// broadcastSubscriberChunkSize candidates, or minPage when that is more (in
+// one process a chunk is only a unit of reading; the queue-based runner
+// hands chunks to workers). A page whose subscriptions cannot be loaded
+// ends the broadcast when guaranteed processing is on (its subscribers stay
+// pending for a re-dispatch); otherwise its subscribers are recorded as
+// failed, as the original does with a failed chunk, and the next page goes
+// on.
 func (d *Dispatcher) chunks(ctx context.Context, p *push, out chan<- *notify.Subscription, results chan<- notify.DispatchResult) error {
 	after := ""
+	page := int64(max(d.o.ChunkSize, minPage))
 	for {
 		var ids []string
 		err := d.retry(ctx, func(ctx context.Context) (err error) {
-			ids, err = d.o.Store.Results.DispatchPending(ctx, p.n.ID, after, int64(d.o.ChunkSize))
+			ids, err = d.o.Store.Results.DispatchPending(ctx, p.n.ID, after, page)
 			return err
 		})
 		if err != nil {
@@ -200,7 +210,7 @@ func (d *Dispatcher) chunks(ctx context.Context, p *push, out chan<- *notify.Sub
 	}
 }
 
-// loadChunk reads the subscriptions of one chunk of candidate ids, which
+// loadChunk reads the subscriptions of one page of candidate ids, which
 // come in id order. It asks for the id range of the chunk within the
 // service and channel rather than for a list of ids: MongoDB answers a
 // range from the _id index, and the embedded store, which compares every

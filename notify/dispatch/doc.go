@@ -38,8 +38,9 @@
 //	    document holds inline (written by the original, or given by the
 //	    client in dispatch.successful/failed/skipped) are recorded first, so
 //	    those subscribers are never sent to again.
-//	  - chunks: pages of broadcastSubscriberChunkSize candidates without an
-//	    outcome, in subscription id order.
+//	  - chunks: pages of candidates without an outcome, in subscription id
+//	    order, with their subscriptions read in one query per page (a page is
+//	    broadcastSubscriberChunkSize candidates, at least 10,000 in-process).
 //	  - send: a bounded pool of workers evaluates the filters (the
 //	    subscription's broadcastPushNotificationFilter against the
 //	    notification's data, the notification's
