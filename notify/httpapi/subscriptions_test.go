@@ -41,6 +41,21 @@ func TestSubscriptionList(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a user's where cannot widen what it sees", func(t *testing.T) {
+		for _, w := range []string{`{"userId":"baz"}`, `{"$or":[{"userId":"baz"},{"state":"deleted"}]}`} {
+			subs := list(t, e, "/api/subscriptions?filter="+q(`{"where":`+w+`}`), apitest.SMUser("bar")...)
+			for _, s := range subs {
+				if s["userId"] != "bar" || s["state"] == "deleted" {
+					t.Fatalf("where %s showed %v", w, s)
+				}
+			}
+			var c map[string]float64
+			e.Do(t, "GET", "/api/subscriptions/count?where="+q(w), nil, apitest.SMUser("bar")...).Expect(t, 200).JSON(t, &c)
+			if c["count"] != float64(len(subs)) {
+				t.Fatalf("count %v for %d listed", c, len(subs))
+			}
+		}
+	})
 	t.Run("admins see every subscription with every field", func(t *testing.T) {
 		subs := list(t, e, "/api/subscriptions")
 		if len(subs) != 3 {
