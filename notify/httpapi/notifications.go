@@ -21,8 +21,9 @@ import (
 //
 //   - A user (AuthenticatedUser) sees in-app notifications addressed to
 //     them (userChannelId or userId) or broadcast, that are currently valid
-//     (validTill not past, invalidBefore not future) and that they have not
-//     deleted; a broadcast they read shows state "read". The list, the count
+//     (validTill not past, invalidBefore not future), not in state deleted
+//     and not deleted by them; a broadcast they read shows state "read".
+//     (The original lists deleted ones, leaving them to the client.) The list, the count
 //     and GET by id apply the same restriction inside the query, so counts,
 //     skip and limit agree with what the list shows. Users never see
 //     readBy, deletedBy, createdBy or updatedBy.
@@ -97,13 +98,15 @@ func audience(me string) bson.D {
 }
 
 // visible is audience plus what the user's list hides: notifications not
-// valid now, and broadcasts the user deleted.
+// valid now, broadcasts the user deleted, and notifications in state
+// deleted (deleted by an administrator, or a user's own deleted one).
 func visible(me string, now time.Time) bson.D {
 	return bson.D{{Key: "$and", Value: bson.A{
 		audience(me),
 		bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "validTill", Value: nil}}, bson.D{{Key: "validTill", Value: bson.D{{Key: "$gte", Value: now}}}}}}},
 		bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "invalidBefore", Value: nil}}, bson.D{{Key: "invalidBefore", Value: bson.D{{Key: "$lte", Value: now}}}}}}},
 		bson.D{{Key: "$or", Value: bson.A{bson.D{{Key: "isBroadcast", Value: bson.D{{Key: "$ne", Value: true}}}}, bson.D{{Key: "deletedBy", Value: bson.D{{Key: "$ne", Value: me}}}}}}},
+		bson.D{{Key: "state", Value: bson.D{{Key: "$ne", Value: notify.StateDeleted}}}},
 	}}}
 }
 

@@ -921,11 +921,27 @@ func TestNotificationPatchAndDelete(t *testing.T) {
 		}
 		e.Do(t, "GET", "/api/notifications/"+id, nil, apitest.SMUser("bar")...).Expect(t, http.StatusNotFound)
 	})
-	t.Run("an admin DELETE sets state deleted and keeps the record", func(t *testing.T) {
+	t.Run("an admin DELETE sets state deleted, keeps the record and hides it from users", func(t *testing.T) {
 		id := newBroadcast()
 		e.Do(t, "DELETE", "/api/notifications/"+id, nil).Expect(t, http.StatusNoContent)
 		if n := storedNotification(t, e, id); n.State != "deleted" {
 			t.Errorf("state %q", n.State)
+		}
+		if slices.ContainsFunc(list(t, e, "/api/notifications", apitest.SMUser("bar")...), func(m map[string]any) bool { return m["id"] == id }) {
+			t.Error("a deleted notification is still listed for users")
+		}
+		e.Do(t, "GET", "/api/notifications/"+id, nil).Expect(t, http.StatusOK)
+	})
+	t.Run("a user deleting their own notification no longer sees it", func(t *testing.T) {
+		id := addNotification(t, e, notify.Notification{Channel: "inApp", UserID: "dave", ServiceName: "myService", State: "new", Message: notifDoc("title", "t")})
+		e.Do(t, "DELETE", "/api/notifications/"+id, nil, apitest.SMUser("dave")...).Expect(t, http.StatusNoContent)
+		if n := storedNotification(t, e, id); n.State != "deleted" {
+			t.Errorf("state %q", n.State)
+		}
+		var c map[string]float64
+		e.Do(t, "GET", "/api/notifications/count?where="+q(`{"isBroadcast":false}`), nil, apitest.SMUser("dave")...).Expect(t, http.StatusOK).JSON(t, &c)
+		if c["count"] != 0 {
+			t.Errorf("count %v after deleting", c["count"])
 		}
 	})
 	t.Run("DELETE refusals", func(t *testing.T) {
