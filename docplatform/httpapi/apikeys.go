@@ -137,7 +137,7 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "create API key", err)
 		return
 	}
-	s.o.Logger.InfoContext(ctx, "API key created", slog.String("group", gid), slog.String("keyPrefix", prefix), slog.String("user", IdentityFrom(ctx).UserID))
+	state(r).addNote("API key " + prefix + "… created for group " + gid)
 	s.audit(r, docplatform.AuditAPIKeyCreated, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "prefix "+prefix)
 	writeJSON(w, http.StatusCreated, map[string]any{"apiKey": view(k), "key": key})
 }
@@ -161,7 +161,7 @@ func (s *Server) regenerateAPIKey(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "regenerate API key", err)
 		return
 	}
-	s.o.Logger.InfoContext(ctx, "API key regenerated", slog.String("group", gid), slog.String("keyPrefix", prefix), slog.String("user", IdentityFrom(ctx).UserID))
+	state(r).addNote("API key of group " + gid + " regenerated as " + prefix + "…")
 	s.audit(r, docplatform.AuditAPIKeyRegenerated, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "prefix "+prefix)
 	writeJSON(w, http.StatusOK, map[string]any{"apiKey": view(k), "key": key})
 }
@@ -179,7 +179,7 @@ func (s *Server) deleteAPIKey(w http.ResponseWriter, r *http.Request) {
 		s.internalError(w, r, "delete API key", err)
 		return
 	}
-	s.o.Logger.InfoContext(ctx, "API key deleted", slog.String("group", gid), slog.String("user", IdentityFrom(ctx).UserID))
+	state(r).addNote("API key of group " + gid + " deleted")
 	s.audit(r, docplatform.AuditAPIKeyDeleted, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "")
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -90,7 +90,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	s.setIDCookie(w, tokens.IDToken)
 	s.setCSRFCookie(w)
 	s.writeLogins(w, rest)
-	s.o.Logger.InfoContext(ctx, "login", slog.String("user", prof.Subject), slog.String("ip", state(r).ip))
+	state(r).addNote("login of user " + prof.Subject)
 	s.audit(r, docplatform.AuditLogin, docplatform.OutcomeSuccess, prof.Subject, "", "")
 	w.Header().Set("Cache-Control", "no-store")
 	http.Redirect(w, r, s.o.FrontendURL, http.StatusFound)
@@ -200,7 +200,7 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	}
 	tokens, err := s.refreshes.do(ctx, s.o.Now(), rc.Value, s.o.OIDC.Refresh)
 	if errors.Is(err, sso.ErrRefused) {
-		s.o.Logger.InfoContext(ctx, "refresh refused by the provider", slog.String("error", err.Error()), slog.String("ip", state(r).ip))
+		state(r).addNote("refresh refused by the provider: " + err.Error())
 		s.audit(r, docplatform.AuditRefreshFailed, docplatform.OutcomeFailure, "", "", "refused by the provider")
 		s.clearAuthCookies(w)
 		httperr.Write(w, http.StatusUnauthorized, "Token refresh failed")

@@ -781,10 +781,18 @@ func TestSecretsNeverReachTheLog(t *testing.T) {
 	if got := strings.Count(logs, "msg=request ") - before; got != len(reqs) {
 		t.Errorf("%d request lines for %d requests", got, len(reqs))
 	}
+	refusal := false
 	for _, line := range strings.Split(logs, "\n") {
 		if strings.Contains(line, "msg=request ") && !strings.Contains(line, "level=INFO") {
 			t.Errorf("request line not at info: %s", line)
 		}
+		if strings.Contains(line, "level=INFO") && !strings.Contains(line, "msg=request ") {
+			t.Errorf("info line other than the request line: %s", line)
+		}
+		refusal = refusal || strings.Contains(line, "msg=request ") && strings.Contains(line, "access token refused")
+	}
+	if !refusal {
+		t.Error("the forged token's refusal is not on its request line")
 	}
 	for name, v := range secrets {
 		if v == "" {

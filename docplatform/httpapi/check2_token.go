@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"log/slog"
 	"net/http"
 	"strings"
 
@@ -35,7 +34,7 @@ func (s *Server) tokenCheck(rt *Route) func(http.Handler) http.Handler {
 			}
 			tok, err := s.o.OIDC.VerifyAccessToken(r.Context(), raw)
 			if err != nil {
-				s.o.Logger.InfoContext(r.Context(), "access token refused", slog.String("reason", err.Error()), slog.String("ip", state(r).ip))
+				state(r).addNote("access token refused: " + err.Error())
 				httperr.Write(w, http.StatusUnauthorized, "Unauthorized")
 				return
 			}

@@ -45,7 +45,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				if err := s.failures.Fail(ctx, failKey); err != nil {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
 				}
-				s.o.Logger.InfoContext(ctx, "API key refused", slog.String("ip", st.ip))
+				st.addNote("API key refused")
 				s.audit(r, docplatform.AuditAPIKeyFailed, docplatform.OutcomeFailure, "", "", "unknown key")
 				httperr.Write(w, http.StatusUnauthorized, "Invalid API key")
 				return

@@ -237,6 +237,17 @@ type reqState struct {
 	identity docplatform.Identity
 	resolved bool
 	status   int
+	// note says what the request did or why it was refused, for the
+	// request's log line: one line per request, whatever happened in it.
+	note string
+}
+
+// addNote adds to the request's log line.
+func (st *reqState) addNote(s string) {
+	if st.note != "" {
+		st.note += "; "
+	}
+	st.note += s
 }
 
 type stateKey struct{}
@@ -278,10 +289,18 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.status = http.StatusOK
 	}
 	// Path only: query strings carry codes, states and hints.
-	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+	attrs := []slog.Attr{
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", st.status), slog.Duration("duration", time.Since(start)),
-		slog.String("ip", st.ip), slog.String("auth", st.cred.String()))
+		slog.String("ip", st.ip), slog.String("auth", st.cred.String()),
+	}
+	if st.resolved && st.identity.UserID != "" {
+		attrs = append(attrs, slog.String("user", st.identity.UserID))
+	}
+	if st.note != "" {
+		attrs = append(attrs, slog.String("note", st.note))
+	}
+	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
 }
 
 // headerBytes is about what the header fields took on the wire.
