@@ -35,6 +35,9 @@ import (
 //   - Unknown ids are 404 everywhere (the original answers an empty 200 on
 //     GET by id).
 //   - channel must be inApp, email or sms and serviceName is required (400).
+//   - PUT replaces the dispatch results too: a body without dispatch is a
+//     fresh broadcast; one carrying dispatch (as GET shows it) resumes, and
+//     nobody recorded is sent to again.
 //   - Date-times must be full ISO 8601 with Z (400 otherwise), and a
 //     broadcastPushNotificationSubscriptionFilter must compile (400).
 func init() { routeGroups = append(routeGroups, (*Server).notificationRoutes) }
@@ -351,6 +354,16 @@ func (h *notifications) replace(w http.ResponseWriter, r *http.Request) {
 	if err := h.s.store.Notifications().Replace(r.Context(), n); err != nil {
 		writeError(w, r, err)
 		return
+	}
+	// Replacing a notification replaces its dispatch, as in the original
+	// where the lists live in the document: a body without dispatch is
+	// sent afresh, one that carries it (a re-dispatch sends back what GET
+	// showed) skips the subscribers already recorded.
+	if !f.Has("dispatch") {
+		if _, err := h.s.store.DeleteDispatch(r.Context(), n.ID); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	if _, err := h.d.Dispatch(r.Context(), n, sub, h.dispatchRequest(r)); err != nil {
 		writeError(w, r, err)

@@ -1024,3 +1024,42 @@ func notifDoc(kv ...any) notify.Fields {
 	}
 	return f
 }
+
+func TestNotificationPutBroadcast(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	first := addSub(t, e, notify.Subscription{ServiceName: "myService", UserChannelID: "first@foo.com"})
+	body := map[string]any{"serviceName": "myService", "channel": "email", "isBroadcast": true, "message": emailMsg("x")}
+	r := e.Do(t, "POST", "/api/notifications", body).Expect(t, http.StatusOK).Map(t)
+	id := r["id"].(string)
+	e.WaitMail(t, 1)
+	late := addSub(t, e, notify.Subscription{ServiceName: "myService", UserChannelID: "late@foo.com"})
+
+	t.Run("PUT carrying dispatch as GET shows it resumes: nobody recorded gets mail again", func(t *testing.T) {
+		got := e.Do(t, "GET", "/api/notifications/"+id, nil).Expect(t, http.StatusOK).Map(t)
+		resend := map[string]any{"serviceName": "myService", "channel": "email", "isBroadcast": true, "message": emailMsg("x"), "dispatch": got["dispatch"]}
+		e.Do(t, "PUT", "/api/notifications/"+id, resend).Expect(t, http.StatusNoContent)
+		if n := len(mailTo(e, "first@foo.com")); n != 1 {
+			t.Errorf("first@foo.com got %d mails, want 1", n)
+		}
+		if n := len(mailTo(e, "late@foo.com")); n != 0 {
+			t.Errorf("a subscriber who was no candidate got %d mails", n)
+		}
+		if st := storedNotification(t, e, id).State; st != "sent" {
+			t.Errorf("state %q", st)
+		}
+	})
+	t.Run("PUT without dispatch sends the replaced notification afresh", func(t *testing.T) {
+		e.Do(t, "PUT", "/api/notifications/"+id, body).Expect(t, http.StatusNoContent)
+		if len(mailTo(e, "first@foo.com")) != 2 || len(mailTo(e, "late@foo.com")) != 1 {
+			t.Errorf("mails: first %d, late %d", len(mailTo(e, "first@foo.com")), len(mailTo(e, "late@foo.com")))
+		}
+		d := storedNotification(t, e, id).Dispatch
+		got := slices.Clone(d.Successful)
+		slices.Sort(got)
+		want := []string{first, late}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("successful %v, want %v", got, want)
+		}
+	})
+}
