@@ -82,10 +82,7 @@ type Options struct {
 	// (default 16). Sends beyond the SMTP pool's connections wait for one.
 	Concurrency int
 	// BatchSize is how many results the writer stores per store call
-	// (default 50). It also flushes every second, so progress shows.
-	// Keep it under 100: the embedded store (FerretDB 1.24 on SQLite)
-	// holds a connection per update of a bulk write until the command
-	// ends, and its pool has 100, so a larger bulk update never finishes.
+	// (default 500). It also flushes every second, so progress shows.
 	BatchSize int
 	// RetryDelay is the first wait before retrying a failed store call
 	// (default 200 ms, doubling, five attempts).
@@ -132,7 +129,7 @@ func New(o Options) (*Dispatcher, error) {
 		o.Concurrency = 16
 	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 50
+		o.BatchSize = 500
 	}
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = 200 * time.Millisecond
