@@ -28,10 +28,8 @@ func (d *Dispatcher) Check(ctx context.Context, n *notify.Notification) (*notify
 	// The original checks the filter only on broadcast push notifications;
 	// a filter that cannot run is refused wherever it is written, so that a
 	// notification re-sent as a broadcast later cannot carry one.
-	if f := n.BroadcastPushNotificationSubscriptionFilter; f != "" {
-		if err := d.o.Filters.Validate(FilterField, f); err != nil {
-			return nil, err
-		}
+	if err := d.CheckFilter(n.BroadcastPushNotificationSubscriptionFilter); err != nil {
+		return nil, err
 	}
 	if n.Channel == notify.ChannelInApp || n.SkipSubscriptionConfirmationCheck || n.IsBroadcast {
 		return nil, nil
@@ -57,4 +55,15 @@ func (d *Dispatcher) Check(ctx context.Context, n *notify.Notification) (*notify
 	}
 	n.UserChannelID = subs[0].UserChannelID
 	return subs[0], nil
+}
+
+// CheckFilter validates a notification's
+// broadcastPushNotificationSubscriptionFilter, with the custom functions
+// of the config: a *jmesfilter.SyntaxError (400) when it cannot be used.
+// An empty filter is none.
+func (d *Dispatcher) CheckFilter(expr string) error {
+	if expr == "" {
+		return nil
+	}
+	return d.o.Filters.Validate(FilterField, expr)
 }

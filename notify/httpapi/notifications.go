@@ -23,10 +23,10 @@ import (
 //     them (userChannelId or userId) or broadcast, that are currently valid
 //     (validTill not past, invalidBefore not future), not in state deleted
 //     and not deleted by them; a broadcast they read shows state "read".
-//     (The original lists deleted ones, leaving them to the client.) The list, the count
-//     and GET by id apply the same restriction inside the query, so counts,
-//     skip and limit agree with what the list shows. Users never see
-//     readBy, deletedBy, createdBy or updatedBy.
+//     (The original lists deleted ones, leaving them to the client.) The
+//     list, the count and GET by id apply the same restriction inside the
+//     query, so counts, skip and limit agree with what the list shows.
+//     Users never see readBy, deletedBy, createdBy or updatedBy.
 //   - PATCH by a user changes only state: new, read or deleted (anything
 //     else, or no state, is 400; the original answers 404 without a state).
 //     On a broadcast, read and deleted add the user to readBy or deletedBy
@@ -275,13 +275,8 @@ func (h *notifications) decode(r *http.Request, f notify.Fields) (*notify.Notifi
 	if err := n.SetFields(f); err != nil {
 		return nil, nil, err
 	}
-	if n.ServiceName == "" {
-		return nil, nil, httpError(http.StatusBadRequest, "serviceName is required")
-	}
-	switch n.Channel {
-	case "", notify.ChannelInApp, notify.ChannelEmail, notify.ChannelSMS:
-	default:
-		return nil, nil, httpError(http.StatusBadRequest, "channel must be inApp, email or sms")
+	if err := validNotification(n); err != nil {
+		return nil, nil, err
 	}
 	n.ApplyDefaults()
 	sub, err := h.d.Check(r.Context(), n)
@@ -292,6 +287,19 @@ func (h *notifications) decode(r *http.Request, f notify.Fields) (*notify.Notifi
 		return nil, nil, err
 	}
 	return n, sub, nil
+}
+
+// validNotification checks the fields every written notification needs.
+func validNotification(n *notify.Notification) error {
+	if n.ServiceName == "" {
+		return httpError(http.StatusBadRequest, "serviceName is required")
+	}
+	switch n.Channel {
+	case "", notify.ChannelInApp, notify.ChannelEmail, notify.ChannelSMS:
+	default:
+		return httpError(http.StatusBadRequest, "channel must be inApp, email or sms")
+	}
+	return nil
 }
 
 func (h *notifications) dispatchRequest(r *http.Request) dispatch.Request {
@@ -405,8 +413,12 @@ func (h *notifications) patch(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if flt := n.BroadcastPushNotificationSubscriptionFilter; f.Has(dispatch.FilterField) && flt != "" {
-		if err := h.s.filters.Validate(dispatch.FilterField, flt); err != nil {
+	if err := validNotification(n); err != nil {
+		writeError(w, r, err)
+		return
+	}
+	if f.Has(dispatch.FilterField) {
+		if err := h.d.CheckFilter(n.BroadcastPushNotificationSubscriptionFilter); err != nil {
 			writeError(w, r, err)
 			return
 		}

@@ -904,6 +904,10 @@ func TestNotificationPatchAndDelete(t *testing.T) {
 		id := newBroadcast()
 		e.Do(t, "PATCH", "/api/notifications/"+id, map[string]any{"validTill": "2030-01-01"}).Expect(t, http.StatusBadRequest)
 		e.Do(t, "PATCH", "/api/notifications/"+id, map[string]any{"broadcastPushNotificationSubscriptionFilter": "a === 'b'"}).Expect(t, http.StatusBadRequest)
+		e.Do(t, "PATCH", "/api/notifications/"+id, map[string]any{"channel": "fax"}).Expect(t, http.StatusBadRequest)
+		if n := storedNotification(t, e, id); n.Channel != "inApp" || !n.ValidTill.IsZero() || n.BroadcastPushNotificationSubscriptionFilter != "" {
+			t.Errorf("a refused PATCH changed the record: %+v", n)
+		}
 		e.Do(t, "PATCH", "/api/notifications/"+notify.NewID().Hex(), map[string]any{"state": "read"}).Expect(t, http.StatusNotFound)
 	})
 	t.Run("a SiteMinder user deleting a broadcast is added to deletedBy and no longer sees it", func(t *testing.T) {
