@@ -29,35 +29,37 @@
 //
 // A broadcast runs as a pipeline, one stage per concern:
 //
-//		candidates → chunks → send → record results → finish
+//	candidates → chunks → send → record results → finish
 //
-//	  - candidates: the ids of the confirmed subscriptions of the service and
-//	    channel, recorded once in the dispatch side collection
-//	    (mongostore's notificationDispatch) as the broadcast starts; a
-//	    re-dispatched broadcast keeps the candidates it has. Results an older
-//	    document holds inline (written by the original, or given by the
-//	    client in dispatch.successful/failed/skipped) are recorded first, so
-//	    those subscribers are never sent to again.
-//	  - chunks: pages of candidates without an outcome, in subscription id
-//	    order, with their subscriptions read in one query per page (a page is
-//	    broadcastSubscriberChunkSize candidates, at least 10,000 in-process).
-//	  - send: a bounded pool of workers evaluates the filters (the
-//	    subscription's broadcastPushNotificationFilter against the
-//	    notification's data, the notification's
-//	    broadcastPushNotificationSubscriptionFilter against the subscription's
-//	    data, with the config's custom functions), merges the message with the
-//	    subscriber's data and unsubscription links, and sends it.
-//	  - record: one writer per notification stores the outcomes in batches
-//	    with set semantics (the first final outcome of a subscriber wins, a
-//	    retried batch never duplicates one): successful, failed
-//	    ({subscriptionId, userChannelId, error}) or skipped. As in the original,
-//	    successes are recorded when guaranteedBroadcastPushDispatchProcessing
-//	    or bounce handling is on, and skipped subscribers when guaranteed
-//	    processing and logSkippedBroadcastPushDispatches are both on.
-//	  - finish: the state becomes sent (partial failures included), and
-//	    when asyncBroadcastPushNotification is a URL the final notification
-//	    is POSTed to it as JSON. The bounce records of the addresses reached
-//	    are stamped by the writer, batch by batch, as after a unicast.
+// The stages:
+//
+//   - candidates: the ids of the confirmed subscriptions of the service and
+//     channel, recorded once in the dispatch side collection
+//     (mongostore's side collections) as the broadcast starts; a
+//     re-dispatched broadcast keeps the candidates it has. Results an older
+//     document holds inline (written by the original, or given by the
+//     client in dispatch.successful/failed/skipped) are recorded first, so
+//     those subscribers are never sent to again.
+//   - chunks: pages of candidates without an outcome, in subscription id
+//     order, with their subscriptions read in one query per page (a page is
+//     broadcastSubscriberChunkSize candidates, at least 10,000 in-process).
+//   - send: a bounded pool of workers evaluates the filters (the
+//     subscription's broadcastPushNotificationFilter against the
+//     notification's data, the notification's
+//     broadcastPushNotificationSubscriptionFilter against the subscription's
+//     data, with the config's custom functions), merges the message with the
+//     subscriber's data and unsubscription links, and sends it.
+//   - record: one writer per notification stores the outcomes in batches
+//     with set semantics (the first final outcome of a subscriber wins, a
+//     retried batch never duplicates one): successful, failed
+//     ({subscriptionId, userChannelId, error}) or skipped. As in the original,
+//     successes are recorded when guaranteedBroadcastPushDispatchProcessing
+//     or bounce handling is on, and skipped subscribers when guaranteed
+//     processing and logSkippedBroadcastPushDispatches are both on.
+//   - finish: the state becomes sent (partial failures included), and
+//     when asyncBroadcastPushNotification is a URL the final notification
+//     is POSTed to it as JSON. The bounce records of the addresses reached
+//     are stamped by the writer, batch by batch, as after a unicast.
 //
 // A synchronous broadcast answers when the pipeline is done; an asynchronous
 // one (asyncBroadcastPushNotification true or a URL) answers at once. Here the
