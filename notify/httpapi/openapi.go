@@ -92,9 +92,31 @@ func (s *Server) OpenAPI() map[string]any {
 		if rt.response == "text" {
 			responses["302"] = map[string]any{"description": "redirect to the configured redirectUrl with ?channel= (and &err= on failure)"}
 		}
+		errBody := map[string]any{"application/json": map[string]any{"schema": schemaRef("Error")}}
+		errResp := func(desc string) map[string]any { return map[string]any{"description": desc, "content": errBody} }
+		if rt.body != "" || len(rt.params) > 0 || strings.Contains(rt.path, "{") {
+			responses["400"] = errResp("malformed input: body, filter, where or a field's value")
+		}
+		if rt.body != "" {
+			responses["413"] = errResp("request body over 1 MiB")
+		}
+		if strings.Contains(rt.path, "{") {
+			responses["404"] = errResp("no such record (or not visible to the caller)")
+		}
 		if rt.roles != nil {
-			responses["403"] = map[string]any{"description": "Forbidden"}
+			responses["403"] = errResp("Forbidden")
 			op["security"] = []map[string]any{{"accessToken": []string{}}}
+		}
+		if rt.response == "text" {
+			// verify, unsubscribe and undo answer a refusal with the
+			// configured failure message, or JSON when none is configured
+			responses["403"] = map[string]any{"description": "refused: the configured failure message, or a JSON error", "content": map[string]any{
+				"text/plain":       map[string]any{"schema": map[string]any{"type": "string"}},
+				"application/json": map[string]any{"schema": schemaRef("Error")},
+			}}
+		}
+		if rt.path == "/administrators/login" {
+			responses["401"] = errResp("Invalid email or password.")
 		}
 		op["responses"] = responses
 		paths[p][strings.ToLower(rt.method)] = op
@@ -185,8 +207,11 @@ func schemas() map[string]any {
 			"properties": map[string]any{"email": str, "password": str, "username": str}},
 		"NewAccessToken": map[string]any{"type": "object", "properties": map[string]any{"ttl": integer, "name": str}},
 		"UserProfile":    map[string]any{"type": "object", "properties": map[string]any{"securityId": str, "authnStrategy": str, "role": str}},
-		"health":         obj,
-		"SwiftReply":     obj,
+		"Error": map[string]any{"type": "object", "required": []string{"statusCode"}, "properties": map[string]any{
+			"statusCode": integer, "message": map[string]any{}, "error": str,
+		}},
+		"health":     obj,
+		"SwiftReply": obj,
 	}
 	return out
 }
