@@ -34,8 +34,7 @@ func BenchmarkBroadcast(b *testing.B) {
 
 func benchBroadcast(b *testing.B, subscribers int) {
 	store := openStore(b)
-	sk := startSink(b)
-	sk.discard = true
+	sk := startCountingSink(b)
 	host, port := splitHostPort(b, sk.addr)
 	es, err := email.New(email.SMTPConfig{Host: host, Port: port, MaxConnections: 5, MaxMessages: -1}, addressing, email.WithLogger(quietLog()))
 	if err != nil {

@@ -103,11 +103,22 @@ type sinkMsg struct {
 
 func startSink(t testing.TB, reject ...string) *sink {
 	t.Helper()
+	return serveSink(t, false, reject...)
+}
+
+// startCountingSink starts a sink that only counts messages.
+func startCountingSink(t testing.TB) *sink {
+	t.Helper()
+	return serveSink(t, true)
+}
+
+func serveSink(t testing.TB, discard bool, reject ...string) *sink {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sink{addr: l.Addr().String(), reject: map[string]bool{}}
+	s := &sink{addr: l.Addr().String(), reject: map[string]bool{}, discard: discard}
 	for _, r := range reject {
 		s.reject[r] = true
 	}
