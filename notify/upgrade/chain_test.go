@@ -37,6 +37,7 @@ func TestChainFromV1LoadsWithTheServiceConfigLoader(t *testing.T) {
 	c := load(map[string]string{
 		"NOTIFY_HTTP_HOST": "https://prod.example.gov", "SWIFT_ACCOUNT_KEY": "account-key",
 		"DATABASE_SERVICE_NAME": "db.example.gov", "MONGODB_USER": "notify", "MONGODB_PASSWORD": "pw", "MONGODB_DATABASE": "nb",
+		"PORT": "4321", "HOST": "127.0.0.1",
 	})
 	for _, w := range c.Warnings {
 		t.Errorf("warning from the loader: %s", w)
@@ -47,6 +48,9 @@ func TestChainFromV1LoadsWithTheServiceConfigLoader(t *testing.T) {
 	}{
 		{"httpHost comes from the environment file's process.env read", c.HTTPHost, "https://prod.example.gov"},
 		{"adminIps", strings.Join(c.AdminIPs, ","), "127.0.0.1,10.0.0.0/8"},
+		{"trustedReverseProxyIps", strings.Join(c.TrustedReverseProxyIPs, ","), "127.0.0.1"},
+		{"host from the environment file's process.env read", c.Host, "127.0.0.1"},
+		{"port from the environment file's process.env read", c.Port, 4321},
 		{"smtp host of the environment file wins", c.Email.SMTP.Host, "smtp.prod.example.gov"},
 		{"smtp port of the local file stays", c.Email.SMTP.Port, 25},
 		{"smtp pool", c.Email.SMTP.Pool, true},
@@ -92,6 +96,9 @@ func TestChainFromV1LoadsWithTheServiceConfigLoader(t *testing.T) {
 	c = load(map[string]string{})
 	if c.HTTPHost != "https://notify.example.gov" {
 		t.Errorf("httpHost without NOTIFY_HTTP_HOST: got %q, want the local file's", c.HTTPHost)
+	}
+	if c.Host != "0.0.0.0" || c.Port != 3000 {
+		t.Errorf("listening address without HOST and PORT: got %s:%d, want the defaults the environment file names", c.Host, c.Port)
 	}
 	if c.Datasource.URI != "mongodb://localhost:27017/notify-bc" {
 		t.Errorf("datasource uri without environment: got %q", c.Datasource.URI)

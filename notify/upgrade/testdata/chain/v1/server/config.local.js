@@ -1,6 +1,8 @@
 // Operator settings of a v1 deployment.
 module.exports = {
   adminIps: ['127.0.0.1', '10.0.0.0/8'],
+  // the OpenShift router in front of the service
+  trustedReverseProxyIps: ['127.0.0.1'],
   httpHost: 'https://notify.example.gov',
   smtp: {
     host: 'smtp.example.gov',
