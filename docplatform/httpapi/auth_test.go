@@ -823,3 +823,28 @@ func TestOversizedAccessTokenIsReported(t *testing.T) {
 		t.Fatal("oversized token not reported")
 	}
 }
+
+// Keycloak as installed, without an audience mapper: access tokens name
+// only "account" in aud and the client in azp; the redirect back carries
+// iss and session_state. Login, /me, refresh and logout all work.
+func TestKeycloakDefaultTokensEndToEnd(t *testing.T) {
+	h := newHarness(t, func(s *setup) { s.idp = ssotest.Options{ResponseIss: true} })
+	h.idp.ExtraAccessClaims = map[string]any{"aud": "account", "session_state": "abc", "scope": "openid profile email",
+		"realm_access": map[string]any{"roles": []string{"offline_access", "uma_authorization"}}}
+	h.idp.RotateRefresh = true
+	c := h.login(ada)
+	if resp := h.do(c, request{method: "GET", path: "/api/auth/me"}); resp.StatusCode != 200 {
+		t.Fatalf("me: %s", resp.Status)
+	}
+	resp := h.do(c, request{method: "POST", path: "/api/auth/refresh", header: map[string]string{"X-CSRF-Token": h.cookie(c, "/", "csrf_token")}})
+	if resp.StatusCode != 200 {
+		t.Fatalf("refresh: %s", resp.Status)
+	}
+	if resp := h.do(c, request{method: "GET", path: "/api/auth/me"}); resp.StatusCode != 200 {
+		t.Fatalf("me after refresh: %s", resp.Status)
+	}
+	out := h.do(noRedirect(c.Jar), request{method: "GET", path: "/api/auth/logout"})
+	if loc := mustURL(out.Header.Get("Location")); out.StatusCode != 302 || loc.Query().Get("id_token_hint") == "" {
+		t.Fatalf("logout: %s %s", out.Status, out.Header.Get("Location"))
+	}
+}
