@@ -34,6 +34,9 @@ func (s *Server) auditScope(w http.ResponseWriter, r *http.Request) (docplatform
 	id := IdentityFrom(r.Context())
 	gid := r.URL.Query().Get("groupId")
 	var f docplatform.AuditFilter
+	if gid != "" && !validID(w, "groupId", gid) {
+		return f, false
+	}
 	switch {
 	case id.IsSystemAdmin && gid == "":
 		f.AllGroups = true
@@ -68,18 +71,8 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, rs ResourceSt
 	}
 	q := r.URL.Query()
 	f.Action = docplatform.AuditAction(q.Get("action"))
-	for _, p := range []struct {
-		name string
-		dst  **time.Time
-	}{{"from", &f.From}, {"to", &f.To}} {
-		if v := q.Get(p.name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				httperr.Write(w, http.StatusBadRequest, p.name+" must be an RFC 3339 time")
-				return
-			}
-			*p.dst = &t
-		}
+	if f.From, f.To, ok = timeRange(w, r, "from", "to"); !ok {
+		return
 	}
 	limit, ok := intParam(w, r, "limit", 100, 1, 1000)
 	if !ok {

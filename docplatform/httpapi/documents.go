@@ -168,7 +168,7 @@ func decodeCursor(s string) (*docplatform.DocumentCursor, bool) {
 	}
 	ts, id, ok := strings.Cut(string(b), "|")
 	t, err := time.Parse(time.RFC3339Nano, ts)
-	if !ok || err != nil || id == "" {
+	if !ok || err != nil || !isUUID(id) || t.Year() < 1 {
 		return nil, false
 	}
 	return &docplatform.DocumentCursor{CreatedAt: t, ID: id}, true
@@ -188,25 +188,16 @@ func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request, rs Resour
 	f.GroupIDs, f.AllGroups = id.GroupIDs()
 	f.AllGroups = !f.AllGroups
 	if gid := q.Get("groupId"); gid != "" {
-		if !s.allow(w, r, gid, "") {
+		if !s.allowGroupFilter(w, r, rs, gid, "") {
 			return
 		}
 		f.GroupID = gid
 	}
 	f.ContentType = q.Get("contentType")
 	f.NameContains = q.Get("q")
-	for _, p := range []struct {
-		name string
-		dst  **time.Time
-	}{{"createdAfter", &f.CreatedAfter}, {"createdBefore", &f.CreatedBefore}} {
-		if v := q.Get(p.name); v != "" {
-			t, err := time.Parse(time.RFC3339Nano, v)
-			if err != nil {
-				httperr.Write(w, http.StatusBadRequest, p.name+" must be an RFC 3339 time")
-				return
-			}
-			*p.dst = &t
-		}
+	var ok bool
+	if f.CreatedAfter, f.CreatedBefore, ok = timeRange(w, r, "createdAfter", "createdBefore"); !ok {
+		return
 	}
 	for _, p := range []struct {
 		name string
@@ -255,6 +246,9 @@ func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request, rs Resour
 // document loads the document named by the path and applies the group
 // check; unknown: 404.
 func (s *Server) document(w http.ResponseWriter, r *http.Request, rs ResourceStore, minRole docplatform.Role) (docplatform.Document, bool) {
+	if !validID(w, "id", r.PathValue("id")) {
+		return docplatform.Document{}, false
+	}
 	d, err := rs.Document(r.Context(), r.PathValue("id"))
 	if errors.Is(err, docplatform.ErrNotFound) {
 		httperr.Write(w, http.StatusNotFound, "Document not found")

@@ -103,8 +103,13 @@ func (s *Server) createGroup(w http.ResponseWriter, r *http.Request, rs Resource
 }
 
 // liveGroup loads a group and answers 404 for an unknown or soft-deleted
-// one.
+// one (a soft-deleted group is gone for everyone, system admins included;
+// its former members already get 403 from the chain, their identity
+// holding live groups only), 400 for an id that is not a UUID.
 func (s *Server) liveGroup(w http.ResponseWriter, r *http.Request, rs ResourceStore, gid string) (docplatform.Group, bool) {
+	if !validID(w, "groupId", gid) {
+		return docplatform.Group{}, false
+	}
 	g, err := rs.Group(r.Context(), gid)
 	if errors.Is(err, docplatform.ErrNotFound) || (err == nil && g.DeletedAt != nil) {
 		httperr.Write(w, http.StatusNotFound, "Group not found")
@@ -159,6 +164,9 @@ func (s *Server) updateGroup(w http.ResponseWriter, r *http.Request, rs Resource
 // group is soft-deleted: its rows stay, and it grants nothing from now on.
 func (s *Server) deleteGroup(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	gid := r.PathValue("groupId")
+	if !validID(w, "groupId", gid) {
+		return
+	}
 	if err := rs.SoftDeleteGroup(r.Context(), gid); err != nil {
 		s.storeErr(w, r, "Group", err)
 		return

@@ -176,7 +176,7 @@ func (s *Server) requestMembership(w http.ResponseWriter, r *http.Request, rs Re
 	var b struct {
 		Message string `json:"message"`
 	}
-	if r.ContentLength != 0 && !decodeBody(w, r, &b) {
+	if !decodeOptionalBody(w, r, &b) {
 		return
 	}
 	if len([]rune(b.Message)) > 500 {
@@ -215,6 +215,9 @@ func (s *Server) requestMembership(w http.ResponseWriter, r *http.Request, rs Re
 func (s *Server) listGroupRequests(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	status, ok := requestStatus(w, r)
 	if !ok {
+		return
+	}
+	if _, ok := s.liveGroup(w, r, rs, r.PathValue("groupId")); !ok {
 		return
 	}
 	list, err := rs.MembershipRequests(r.Context(), r.PathValue("groupId"), "", status)
@@ -280,6 +283,9 @@ func (s *Server) rejectRequest(w http.ResponseWriter, r *http.Request, rs Resour
 func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, rs ResourceStore, approve bool) {
 	ctx := r.Context()
 	gid := r.PathValue("groupId")
+	if !validID(w, "groupId", gid) || !validID(w, "requestId", r.PathValue("requestId")) {
+		return
+	}
 	m, err := rs.MembershipRequest(ctx, r.PathValue("requestId"))
 	if errors.Is(err, docplatform.ErrNotFound) || (err == nil && m.GroupID != gid) {
 		httperr.Write(w, http.StatusNotFound, "Membership request not found")

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -250,6 +251,97 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	return false
 }
 
+// decodeOptionalBody is decodeBody for a body that may be left out: no
+// bytes but white space (whatever Content-Length said, chunked included)
+// leave v as it was.
+func decodeOptionalBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	br := bufio.NewReader(r.Body)
+	for {
+		c, err := br.ReadByte()
+		if errors.Is(err, io.EOF) {
+			return true
+		}
+		if err != nil {
+			r.Body = io.NopCloser(errReader{err})
+			return decodeBody(w, r, v)
+		}
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			_ = br.UnreadByte()
+			r.Body = io.NopCloser(br)
+			return decodeBody(w, r, v)
+		}
+	}
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+// isUUID reports whether s is a UUID in its textual 8-4-4-4-12 form, the
+// only form the platform's ids take (sqlstore makes them with
+// uuid.NewString). Anything else cannot name a group, document, workflow,
+// review session or membership request: 400 before any lookup. User ids
+// are the identity provider's subjects and are not checked.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validID answers 400 naming the parameter unless v is a UUID.
+func validID(w http.ResponseWriter, name, v string) bool {
+	if isUUID(v) {
+		return true
+	}
+	httperr.Write(w, http.StatusBadRequest, name+" must be a UUID")
+	return false
+}
+
+// timeParam reads an optional RFC 3339 query parameter. Years before 1
+// are refused: no resource is that old, and PostgreSQL cannot take year 0.
+func timeParam(w http.ResponseWriter, r *http.Request, name string) (*time.Time, bool) {
+	v := r.URL.Query().Get(name)
+	if v == "" {
+		return nil, true
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil || t.UTC().Year() < 1 || t.UTC().Year() > 9999 {
+		httperr.Write(w, http.StatusBadRequest, name+" must be an RFC 3339 time (years 0001 to 9999)")
+		return nil, false
+	}
+	return &t, true
+}
+
+// timeRange reads the query parameters from and to (inclusive start,
+// exclusive end); to before from is 400.
+func timeRange(w http.ResponseWriter, r *http.Request, fromName, toName string) (from, to *time.Time, ok bool) {
+	if from, ok = timeParam(w, r, fromName); !ok {
+		return nil, nil, false
+	}
+	if to, ok = timeParam(w, r, toName); !ok {
+		return nil, nil, false
+	}
+	if from != nil && to != nil && to.Before(*from) {
+		httperr.Write(w, http.StatusBadRequest, toName+" must not be before "+fromName)
+		return nil, nil, false
+	}
+	return from, to, true
+}
+
 // jsonProblem turns a decoding error into a message naming the field.
 func jsonProblem(err error) string {
 	var te *json.UnmarshalTypeError
@@ -292,6 +384,20 @@ func (s *Server) allow(w http.ResponseWriter, r *http.Request, groupID string, m
 		httperr.Write(w, http.StatusNotFound, "Not found")
 	}
 	return false
+}
+
+// allowGroupFilter checks a groupId a listing is narrowed to: a UUID, one
+// of the caller's groups (the chain's identity holds live groups only) or,
+// for a system admin who bypasses that, a live group (404 otherwise).
+func (s *Server) allowGroupFilter(w http.ResponseWriter, r *http.Request, rs ResourceStore, gid string, minRole docplatform.Role) bool {
+	if !validID(w, "groupId", gid) || !s.allow(w, r, gid, minRole) {
+		return false
+	}
+	if id := IdentityFrom(r.Context()); id != nil && id.IsSystemAdmin {
+		_, ok := s.liveGroup(w, r, rs, gid)
+		return ok
+	}
+	return true
 }
 
 // storeErr answers a store error: not found 404, conflict 409, invalid

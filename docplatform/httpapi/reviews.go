@@ -87,6 +87,9 @@ func (s *Server) listDocumentReviews(w http.ResponseWriter, r *http.Request, rs 
 // review loads the session named by the path and applies the group check
 // on its document's group.
 func (s *Server) review(w http.ResponseWriter, r *http.Request, rs ResourceStore) (docplatform.ReviewSession, bool) {
+	if !validID(w, "sessionId", r.PathValue("sessionId")) {
+		return docplatform.ReviewSession{}, false
+	}
 	sess, err := rs.ReviewSession(r.Context(), r.PathValue("sessionId"))
 	if errors.Is(err, docplatform.ErrNotFound) {
 		httperr.Write(w, http.StatusNotFound, "Review session not found")

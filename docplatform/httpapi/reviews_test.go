@@ -86,10 +86,10 @@ func TestReviewSessions(t *testing.T) {
 				}
 			})
 			t.Run("an unknown document or session is 404", func(t *testing.T) {
-				if resp := rw.call(member, request{method: "POST", path: "/api/documents/nope/reviews"}); resp.StatusCode != 404 {
+				if resp := rw.call(member, request{method: "POST", path: "/api/documents/6f1c1a4e-4f5e-4d8e-9a51-0c0f3c1a2b3d/reviews"}); resp.StatusCode != 404 {
 					t.Errorf("%s", resp.Status)
 				}
-				if resp := rw.call(member, request{method: "GET", path: "/api/reviews/nope"}); resp.StatusCode != 404 {
+				if resp := rw.call(member, request{method: "GET", path: "/api/reviews/6f1c1a4e-4f5e-4d8e-9a51-0c0f3c1a2b3d"}); resp.StatusCode != 404 {
 					t.Errorf("%s", resp.Status)
 				}
 			})

@@ -62,7 +62,7 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request, rs Resour
 	id := IdentityFrom(r.Context())
 	groups, filtered := id.GroupIDs()
 	if gid := r.URL.Query().Get("groupId"); gid != "" {
-		if !s.allow(w, r, gid, "") {
+		if !s.allowGroupFilter(w, r, rs, gid, "") {
 			return
 		}
 		groups, filtered = []string{gid}, true
@@ -119,6 +119,9 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, rs Resou
 // workflow loads the workflow named by the path and applies the group
 // check.
 func (s *Server) workflow(w http.ResponseWriter, r *http.Request, rs ResourceStore, minRole docplatform.Role) (docplatform.Workflow, bool) {
+	if !validID(w, "id", r.PathValue("id")) {
+		return docplatform.Workflow{}, false
+	}
 	wf, err := rs.Workflow(r.Context(), r.PathValue("id"))
 	if errors.Is(err, docplatform.ErrNotFound) {
 		httperr.Write(w, http.StatusNotFound, "Workflow not found")

@@ -67,9 +67,10 @@ func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, 
 	return out, created, nil
 }
 
-// ReviewSession returns a session by id.
+// ReviewSession returns a session by id; one on a document of a
+// soft-deleted group is not found.
 func (s *Store) ReviewSession(ctx context.Context, id string) (docplatform.ReviewSession, error) {
-	r, err := scanReview(s.r.QueryRowContext(ctx, `SELECT `+reviewCols+` FROM review_sessions r JOIN documents d ON d.id = r.document_id WHERE r.id = $1`, id))
+	r, err := scanReview(s.r.QueryRowContext(ctx, `SELECT `+reviewCols+` FROM review_sessions r JOIN documents d ON d.id = r.document_id WHERE r.id = $1 AND `+liveGroupOf("d"), id))
 	if err != nil {
 		return docplatform.ReviewSession{}, dbErr("review session", err)
 	}

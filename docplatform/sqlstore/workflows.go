@@ -45,17 +45,18 @@ func (s *Store) CreateWorkflow(ctx context.Context, w docplatform.Workflow, conf
 	return w, v, nil
 }
 
-// Workflow returns a workflow by id.
+// Workflow returns a workflow by id; one of a soft-deleted group is not
+// found.
 func (s *Store) Workflow(ctx context.Context, id string) (docplatform.Workflow, error) {
-	w, err := scanWorkflow(s.r.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows w WHERE w.id = $1`, id))
+	w, err := scanWorkflow(s.r.QueryRowContext(ctx, `SELECT `+workflowCols+` FROM workflows w WHERE w.id = $1 AND `+liveGroupOf("w"), id))
 	if err != nil {
 		return docplatform.Workflow{}, dbErr("workflow", err)
 	}
 	return w, nil
 }
 
-// ListWorkflows returns the workflows of the given groups (every group
-// when all), by name.
+// ListWorkflows returns the workflows of the given groups (every live
+// group when all), by name.
 func (s *Store) ListWorkflows(ctx context.Context, groupIDs []string, all bool) ([]docplatform.Workflow, error) {
 	const what = "list workflows"
 	out := []docplatform.Workflow{}
@@ -71,6 +72,7 @@ func (s *Store) ListWorkflows(ctx context.Context, groupIDs []string, all bool) 
 		q += ` WHERE w.group_id IN (` + placeholders(1, len(groupIDs)) + `)`
 	} else {
 		args = nil
+		q += ` WHERE ` + liveGroupOf("w")
 	}
 	rows, err := s.r.QueryContext(ctx, q+` ORDER BY lower(w.name), w.id`, args...)
 	if err != nil {
