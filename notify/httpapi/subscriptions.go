@@ -160,7 +160,7 @@ func (s *Server) verify(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeReply(w, r, reply)
+	writeReply(w, r, reply, exceptionString)
 }
 
 // unsubscribe serves DELETE /subscriptions/{id}, its GET alias
@@ -183,7 +183,7 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeReply(w, r, reply)
+	writeReply(w, r, reply, exceptionString)
 }
 
 func (s *Server) undoUnsubscribe(w http.ResponseWriter, r *http.Request) {
@@ -192,7 +192,7 @@ func (s *Server) undoUnsubscribe(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	writeReply(w, r, reply)
+	writeReply(w, r, reply, exceptionMessage)
 }
 
 func (s *Server) swift(w http.ResponseWriter, r *http.Request) {
@@ -210,18 +210,20 @@ func (s *Server) swift(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusOK, "ok")
 		return
 	}
-	writeReply(w, r, reply)
+	writeReply(w, r, reply, exceptionString)
 }
 
 // writeReply answers verify, unsubscribe and undo as the original does:
 // the configured redirect (with ?channel= and, on failure, &err=), or the
 // configured success or failure text as text/plain; a failure with neither
-// configured is a JSON error.
-func writeReply(w http.ResponseWriter, r *http.Request, reply *subscription.Reply) {
+// configured is a JSON error. errText gives the err= value of a failure
+// redirect.
+func writeReply(w http.ResponseWriter, r *http.Request, reply *subscription.Reply, errText func(error) string) {
 	ack := reply.Ack
 	if ack != nil && ack.RedirectURL != "" {
 		u := ack.RedirectURL + "?channel=" + url.QueryEscape(reply.Channel)
 		if reply.Err != nil {
+			// encodeURIComponent: spaces as %20, never +
 			u += "&err=" + strings.ReplaceAll(url.QueryEscape(errText(reply.Err)), "+", "%20")
 		}
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
@@ -244,9 +246,19 @@ func writeReply(w http.ResponseWriter, r *http.Request, reply *subscription.Repl
 	writeText(w, http.StatusOK, msg)
 }
 
-// errText is the err= value of a failure redirect; the original writes the
-// string form of its exception, "HttpException: Forbidden".
-func errText(err error) string {
-	status, _ := classify(err)
-	return "HttpException: " + http.StatusText(status)
-}
+// The err= value of a failure redirect is what the original's NestJS 11
+// exception turns into: its refusals are HttpException objects built without
+// a message, whose message NestJS derives from the class name ("Http
+// Exception"). Verify and unsubscribe write the exception's string form,
+// undo writes its message. Links in a client's redirect page may parse it,
+// so it is kept byte for byte.
+const (
+	nestExceptionName    = "HttpException"
+	nestExceptionMessage = "Http Exception"
+)
+
+// exceptionString is err= of verify and unsubscribe.
+func exceptionString(error) string { return nestExceptionName + ": " + nestExceptionMessage }
+
+// exceptionMessage is err= of undo.
+func exceptionMessage(error) string { return nestExceptionMessage }
