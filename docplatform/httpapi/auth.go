@@ -56,8 +56,8 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	// RFC 9207: a provider that names itself in the response must be ours,
 	// or a response meant for another provider is being replayed here.
-	if q.Has("iss") && q.Get("iss") != s.o.OIDC.Issuer() {
-		fail("iss of the authorization response is not the provider's", nil)
+	if err := s.o.OIDC.CheckResponseIssuer(ctx, q.Get("iss"), q.Has("iss")); err != nil {
+		fail("authorization response issuer", err)
 		return
 	}
 	pending := s.openLogins(r)

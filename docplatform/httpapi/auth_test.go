@@ -630,6 +630,9 @@ func TestCallbackWithProviderResponseParameters(t *testing.T) {
 	}{
 		{"iss of the provider and session_state complete the login", ssotest.Options{ResponseIss: true}, true},
 		{"iss of another issuer fails the login", ssotest.Options{WrongIss: true}, false},
+		{"iss advertised in discovery and sent completes the login", ssotest.Options{AdvertiseIss: true, ResponseIss: true}, true},
+		{"iss advertised in discovery but missing fails the login", ssotest.Options{AdvertiseIss: true}, false},
+		{"no iss from a provider that does not advertise it completes the login", ssotest.Options{}, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -828,7 +831,7 @@ func TestOversizedAccessTokenIsReported(t *testing.T) {
 // only "account" in aud and the client in azp; the redirect back carries
 // iss and session_state. Login, /me, refresh and logout all work.
 func TestKeycloakDefaultTokensEndToEnd(t *testing.T) {
-	h := newHarness(t, func(s *setup) { s.idp = ssotest.Options{ResponseIss: true} })
+	h := newHarness(t, func(s *setup) { s.idp = ssotest.Options{ResponseIss: true, AdvertiseIss: true} })
 	h.idp.ExtraAccessClaims = map[string]any{"aud": "account", "session_state": "abc", "scope": "openid profile email",
 		"realm_access": map[string]any{"roles": []string{"offline_access", "uma_authorization"}}}
 	h.idp.RotateRefresh = true

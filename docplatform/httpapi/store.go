@@ -38,9 +38,9 @@ type Store interface {
 // OIDC is what the HTTP layer needs from the identity provider's client
 // (sso.Client).
 type OIDC interface {
-	// Issuer is the provider's issuer, which an authorization response's
-	// iss parameter (RFC 9207) must equal.
-	Issuer() string
+	// CheckResponseIssuer applies RFC 9207 to the iss parameter of an
+	// authorization response (present says whether there was one).
+	CheckResponseIssuer(ctx context.Context, iss string, present bool) error
 	Discover(ctx context.Context) error
 	AuthCodeURL(ctx context.Context, state, nonce, verifier string) (string, error)
 	Exchange(ctx context.Context, code, verifier, nonce string) (sso.Tokens, sso.Profile, error)

@@ -91,6 +91,9 @@ type metadata struct {
 	jwksURL    string
 	endSession string
 	revocation string
+	// issInResponse: the provider says it names itself in authorization
+	// responses (RFC 9207 authorization_response_iss_parameter_supported).
+	issInResponse bool
 }
 
 // New returns a client; it contacts the provider only when first needed
@@ -139,6 +142,24 @@ func (c *Client) Issuer() string {
 		return m.issuer
 	}
 	return c.cfg.Issuer
+}
+
+// CheckResponseIssuer applies RFC 9207 to an authorization response (the
+// redirect to the callback): an iss parameter must be the provider's
+// issuer, and a provider that advertises sending one must have sent it.
+// Otherwise a response meant for another provider is being fed to us.
+func (c *Client) CheckResponseIssuer(ctx context.Context, iss string, present bool) error {
+	m, err := c.metadata(ctx)
+	if err != nil {
+		return err
+	}
+	switch {
+	case present && iss != m.issuer:
+		return fmt.Errorf("sso: authorization response from issuer %q, not %q", clip(iss), m.issuer)
+	case !present && m.issInResponse:
+		return errors.New("sso: authorization response without iss from a provider that always sends it")
+	}
+	return nil
 }
 
 // Discover loads the provider's discovery document if it is not loaded.
@@ -191,6 +212,7 @@ func (c *Client) metadata(ctx context.Context) (*metadata, error) {
 		EndSession  string   `json:"end_session_endpoint"`
 		Revocation  string   `json:"revocation_endpoint"`
 		AuthMethods []string `json:"token_endpoint_auth_methods_supported"`
+		IssResponse bool     `json:"authorization_response_iss_parameter_supported"`
 	}
 	if err := p.Claims(&extra); err != nil {
 		c.lastErr = fmt.Errorf("sso: discovery at %s: %w", c.cfg.Issuer, err)
@@ -219,6 +241,8 @@ func (c *Client) metadata(ctx context.Context) (*metadata, error) {
 		jwksURL:    extra.JWKS,
 		endSession: extra.EndSession,
 		revocation: extra.Revocation,
+
+		issInResponse: extra.IssResponse,
 	}
 	c.meta.Store(m)
 	return m, nil

@@ -84,6 +84,9 @@ type Options struct {
 	// ResponseIss adds iss (RFC 9207) and session_state to the redirect
 	// back to the client, as Keycloak does; WrongIss sends a foreign iss.
 	ResponseIss, WrongIss bool
+	// AdvertiseIss sets authorization_response_iss_parameter_supported in
+	// discovery (Keycloak does) whether or not iss is then sent.
+	AdvertiseIss bool
 }
 
 // New starts a provider with issuer {server}/realms/test.
@@ -135,6 +138,9 @@ func (p *Provider) discovery(w http.ResponseWriter, r *http.Request) {
 	}
 	if !p.opts.NoEndSession {
 		doc["end_session_endpoint"] = e + "/logout"
+	}
+	if p.opts.AdvertiseIss {
+		doc["authorization_response_iss_parameter_supported"] = true
 	}
 	writeJSON(w, doc)
 }
