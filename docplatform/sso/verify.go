@@ -129,8 +129,12 @@ func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken
 	if cl.Typ != nil && *cl.Typ != "Bearer" {
 		return AccessToken{}, fmt.Errorf("%w: typ %q is not Bearer", ErrInvalidToken, clip(*cl.Typ))
 	}
+	// The spec's rule, applied as written. Known cost: Keycloak before 24
+	// (and RH-SSO 7), or a later one with the "Nonce backwards compatible"
+	// mapper, copies the login's nonce into access tokens; its tokens are
+	// refused, and the log line says why.
 	if cl.Nonce != nil || cl.AtHash != nil {
-		return AccessToken{}, fmt.Errorf("%w: carries ID-token claims (nonce/at_hash)", ErrInvalidToken)
+		return AccessToken{}, fmt.Errorf("%w: carries ID-token claims (nonce/at_hash); Keycloak before 24 and its \"Nonce backwards compatible\" mapper put nonce in access tokens", ErrInvalidToken)
 	}
 	exp, ok := cl.Expiry.time()
 	if !ok {
