@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"io"
@@ -66,7 +67,10 @@ func SanitizeFileName(name string) string {
 }
 
 // uploadDocument: POST /api/documents?groupId= with a multipart body whose
-// part "file" is the document (a member's token or the group's API key).
+// one part "file" is the document (a member's token or the group's API
+// key); other parts are ignored, a second "file" part is 400. A "file"
+// part without a filename is taken as a file named "document" (curl's
+// -F 'file=<x' sends one so).
 // The group id is a query parameter because the body is not JSON. The
 // part is streamed to a staged file (never held in memory), its type is
 // sniffed from its bytes, and only when the row is recorded is the file
@@ -105,9 +109,16 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 			}
 			return
 		}
-		if part.FormName() != "file" || staged != nil {
+		if part.FormName() != "file" {
 			part.Close()
 			continue
+		}
+		if staged != nil {
+			// Taking the first and dropping the rest would store a
+			// document the client may not have meant; say so instead.
+			part.Close()
+			httperr.Write(w, http.StatusBadRequest, "The multipart body must carry exactly one part named file")
+			return
 		}
 		name = SanitizeFileName(part.FileName())
 		staged, err = res.Files.Stage(part, res.MaxUpload)
@@ -132,7 +143,9 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		return
 	}
 	if err := staged.Commit(); err != nil {
-		if derr := rs.DeleteDocument(ctx, d.ID); derr != nil {
+		// The row must go even if the client has gone: without its file it
+		// would be a broken document.
+		if derr := rs.DeleteDocument(context.WithoutCancel(ctx), d.ID); derr != nil {
 			s.o.Logger.ErrorContext(ctx, "upload: row left without its file", slog.String("document", d.ID), slog.String("error", derr.Error()))
 		}
 		s.internalError(w, r, "upload: commit file", err)
