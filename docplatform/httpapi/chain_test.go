@@ -454,6 +454,26 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	}
 }
 
+// CORS preflights spend no request budget: a frontend on another origin
+// gets the full limit for its real requests.
+func TestPreflightsAreNotThrottled(t *testing.T) {
+	h := newHarness(t, func(s *setup) { s.global = 2 })
+	for i := 0; i < 5; i++ {
+		pre := h.do(nil, request{method: "OPTIONS", path: "/test/any", header: map[string]string{"Origin": h.front.URL, "Access-Control-Request-Method": "POST"}})
+		if pre.StatusCode != 204 {
+			t.Fatalf("preflight %d: %s", i, pre.Status)
+		}
+	}
+	for i := 0; i < 2; i++ {
+		if resp := h.do(nil, request{method: "GET", path: "/test/public"}); resp.StatusCode != 200 {
+			t.Fatalf("request %d after preflights: %s", i, resp.Status)
+		}
+	}
+	if resp := h.do(nil, request{method: "GET", path: "/test/public"}); resp.StatusCode != 429 {
+		t.Fatalf("third request: %s", resp.Status)
+	}
+}
+
 func TestCORS(t *testing.T) {
 	h := newHarness(t)
 	cases := []struct {
