@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 
@@ -279,9 +280,13 @@ func findQuery(f *query.Filter, extra bson.D) mongostore.Query {
 // writeRecords answers a list, showing only projected fields when the
 // filter had fields, and passing each record through adjust (e.g. to strip
 // fields for non-admins).
+//
+// The array is written element by element: json.Marshal of a []Fields
+// would check and compact every element's MarshalJSON output a second time.
 func writeRecords[P any](w http.ResponseWriter, r *http.Request, recs []P, fields bson.D, adjust func(notify.Fields) notify.Fields) {
-	out := make([]notify.Fields, 0, len(recs))
-	for _, rec := range recs {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i, rec := range recs {
 		f, err := project(rec, fields)
 		if err != nil {
 			writeError(w, r, err)
@@ -290,9 +295,20 @@ func writeRecords[P any](w http.ResponseWriter, r *http.Request, recs []P, field
 		if adjust != nil {
 			f = adjust(f)
 		}
-		out = append(out, f)
+		b, err := f.MarshalJSON()
+		if err != nil {
+			writeError(w, r, err)
+			return
+		}
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.Write(b)
 	}
-	writeJSON(w, http.StatusOK, out)
+	buf.WriteByte(']')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // project returns the API form of rec limited to a projection: only the

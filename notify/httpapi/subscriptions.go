@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"net/http"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
 	"net/url"
 	"strings"
 
@@ -66,10 +68,21 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	subs, err := s.subs.List(r.Context(), caller(r), findQuery(flt, nil))
+	q := findQuery(flt, nil)
+	if !isAdmin(r) && len(flt.Fields) == 0 {
+		// The fields a user may not see are not even read: less for the
+		// store to encode and for us to decode.
+		q.Projection = bson.D{{Key: "confirmationRequest", Value: 0}, {Key: "unsubscriptionCode", Value: 0}, {Key: "createdBy", Value: 0}, {Key: "updatedBy", Value: 0}}
+	}
+	subs, err := s.subs.List(r.Context(), caller(r), q)
 	if err != nil {
 		writeError(w, r, err)
 		return
+	}
+	for _, sub := range subs {
+		// a projection skips the store's defaults; the excluded fields
+		// have none, so the defaults still hold
+		sub.ApplyDefaults()
 	}
 	var adjust func(notify.Fields) notify.Fields
 	if !isAdmin(r) {
