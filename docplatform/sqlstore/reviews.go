@@ -38,14 +38,20 @@ func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, 
 			return dbErr(what, err)
 		case cur.ExpiresAt.After(now) && cur.ReviewerID == reviewerID:
 			cur.ExpiresAt = now.Add(ttl)
-			_, err := tx.ExecContext(ctx, `UPDATE review_sessions SET expires_at = $2 WHERE id = $1`, cur.ID, s.at(cur.ExpiresAt))
+			res, err := tx.ExecContext(ctx, `UPDATE review_sessions SET expires_at = $2 WHERE id = $1 AND status = 'ACTIVE'`, cur.ID, s.at(cur.ExpiresAt))
 			out = cur
-			return dbErr(what, err)
+			return lockedIfNone(what, res, err)
 		case cur.ExpiresAt.After(now):
 			return docplatform.ErrLocked
 		default:
-			if _, err := tx.ExecContext(ctx, `UPDATE review_sessions SET status = 'EXPIRED', ended_at = $2 WHERE id = $1`, cur.ID, s.at(now)); err != nil {
-				return dbErr(what, err)
+			// The row read above may already be stale on PostgreSQL: the
+			// old reviewer may have just renewed or ended the session. The
+			// conditions are checked again on the row as it is when the
+			// update runs, so a renewed lock is never expired from under
+			// its reviewer; losing that race is ErrLocked.
+			res, err := tx.ExecContext(ctx, `UPDATE review_sessions SET status = 'EXPIRED', ended_at = $2 WHERE id = $1 AND status = 'ACTIVE' AND expires_at <= $2`, cur.ID, s.at(now))
+			if err := lockedIfNone(what, res, err); err != nil {
+				return err
 			}
 		}
 		var groupID string
@@ -65,6 +71,17 @@ func (s *Store) StartReview(ctx context.Context, documentID, reviewerID string, 
 		return docplatform.ReviewSession{}, false, err
 	}
 	return out, created, nil
+}
+
+// lockedIfNone is affected for the lock's updates: no row changed means
+// another transaction changed the session first, ErrLocked.
+func lockedIfNone(what string, res sql.Result, err error) error {
+	if err := affected(what, res, err); errors.Is(err, docplatform.ErrNotFound) {
+		return docplatform.ErrLocked
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // ReviewSession returns a session by id; one on a document of a
