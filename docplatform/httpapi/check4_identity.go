@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/internal/httperr"
@@ -98,20 +99,62 @@ func groupID(r *http.Request, a Access) (string, int, string) {
 			return "", http.StatusBadRequest, "Cannot read request body"
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		var fields map[string]json.RawMessage
-		if len(body) > 0 {
-			if err := json.Unmarshal(body, &fields); err != nil {
-				return "", http.StatusBadRequest, "Request body must be a JSON object"
-			}
-		}
-		if raw, ok := fields[a.GroupField]; ok {
-			if err := json.Unmarshal(raw, &id); err != nil {
-				return "", http.StatusBadRequest, a.GroupField + " must be a string"
-			}
+		var status int
+		var msg string
+		id, status, msg = bodyGroupID(body, a.GroupField)
+		if status != 0 {
+			return "", status, msg
 		}
 	}
 	if id == "" {
 		return "", http.StatusBadRequest, "Missing required group identifier"
+	}
+	return id, 0, ""
+}
+
+// bodyGroupID reads the group field of a JSON object body. The field must
+// appear once and spelt exactly: encoding/json matches struct fields
+// without regard to case and keeps the last duplicate, so a body such as
+// {"groupId":"mine","GroupId":"yours"} would be authorised for one group
+// here and acted on for the other by a handler that decodes it into a
+// struct.
+func bodyGroupID(body []byte, field string) (string, int, string) {
+	const notObject = "Request body must be a JSON object"
+	if len(bytes.TrimSpace(body)) == 0 {
+		return "", 0, ""
+	}
+	d := json.NewDecoder(bytes.NewReader(body))
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return "", http.StatusBadRequest, notObject
+	}
+	var id string
+	seen := false
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return "", http.StatusBadRequest, notObject
+		}
+		key, _ := t.(string)
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
+			return "", http.StatusBadRequest, notObject
+		}
+		if !strings.EqualFold(key, field) {
+			continue
+		}
+		if key != field || seen {
+			return "", http.StatusBadRequest, field + " must appear once, spelt " + field
+		}
+		seen = true
+		if err := json.Unmarshal(raw, &id); err != nil {
+			return "", http.StatusBadRequest, field + " must be a string"
+		}
+	}
+	if t, err := d.Token(); err != nil || t != json.Delim('}') {
+		return "", http.StatusBadRequest, notObject
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return "", http.StatusBadRequest, notObject
 	}
 	return id, 0, ""
 }
