@@ -103,7 +103,9 @@ func TestSoftDeletedGroupsResourcesAreGone(t *testing.T) {
 				}
 			})
 			t.Run("the audit log about the group stays readable to system admins", func(t *testing.T) {
-				var out struct{ Entries []struct{ Action, GroupID string } }
+				var out struct {
+					Entries []struct{ Action, GroupID string }
+				}
 				resp := rw.call(sysAdmin, request{method: "GET", path: "/api/audit?groupId=" + gid})
 				readJSON(t, resp, &out)
 				found := false
