@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"net/url"
@@ -42,6 +44,44 @@ func (s *Server) subscriptionRoutes() {
 // adminOnlySubscriptionFields are never shown to callers who are not
 // administrators: they would let anyone confirm or cancel the subscription.
 var adminOnlySubscriptionFields = []string{"confirmationRequest", "unsubscriptionCode", "createdBy", "updatedBy"}
+
+// subscriptionStrings are the subscription fields stored as strings. The
+// original stores through mongoose, which turns a number or a boolean sent
+// for such a field into its string form — a phone number sent as a JSON
+// number is the common case — so we do the same; an object or an array
+// there stays a 400.
+var subscriptionStrings = []string{"serviceName", "channel", "userChannelId", "state", "userId", "broadcastPushNotificationFilter", "unsubscriptionCode"}
+
+// castScalars turns numbers and booleans at keys into strings as
+// JavaScript's String() writes them.
+func castScalars(f notify.Fields, keys []string) notify.Fields {
+	for _, k := range keys {
+		v, ok := f.Get(k)
+		if !ok {
+			continue
+		}
+		switch x := v.(type) {
+		case bool:
+			f.Set(k, strconv.FormatBool(x))
+		case int32:
+			f.Set(k, strconv.Itoa(int(x)))
+		case float64:
+			f.Set(k, jsNumber(x))
+		}
+	}
+	return f
+}
+
+// jsNumber formats x as JavaScript's String(x): plain digits from 1e-7 up
+// to 1e21, exponent form ("1e+21", "1.5e-7") outside.
+func jsNumber(x float64) string {
+	if a := math.Abs(x); x == 0 || (a >= 1e-7 && a < 1e21) {
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(x, 'e', -1, 64)
+	s = strings.Replace(s, "e-0", "e-", 1)
+	return strings.Replace(s, "e+0", "e+", 1)
+}
 
 func stripSubscription(f notify.Fields) notify.Fields {
 	for _, k := range adminOnlySubscriptionFields {
@@ -120,6 +160,7 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	body = castScalars(body, subscriptionStrings)
 	sub, err := s.subs.Create(r.Context(), caller(r), body, requestHost(r))
 	if err != nil {
 		writeError(w, r, err)
@@ -139,6 +180,7 @@ func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	body = castScalars(body, subscriptionStrings)
 	sub, err := s.subs.Update(r.Context(), caller(r), r.PathValue("id"), body, requestHost(r))
 	if err != nil {
 		writeError(w, r, err)
@@ -158,6 +200,7 @@ func (s *Server) replaceSubscription(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	body = castScalars(body, subscriptionStrings)
 	sub, err := s.subs.Replace(r.Context(), caller(r), r.PathValue("id"), body)
 	if err != nil {
 		writeError(w, r, err)

@@ -750,3 +750,49 @@ func TestRestAPIRoot(t *testing.T) {
 		}
 	})
 }
+
+func TestSubscriptionScalarCasting(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	for _, c := range []struct {
+		name  string
+		value any
+		want  string
+	}{
+		{"a phone number sent as a JSON number is stored as its digits", 12505551234, "12505551234"},
+		{"a small whole number is stored as its digits", 42, "42"},
+		{"a fraction is written as JavaScript writes it", 1.5, "1.5"},
+		{"a huge number takes JavaScript's exponent form", 1e21, "1e+21"},
+		{"a boolean is stored as true or false", true, "true"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m := e.Do(t, "POST", "/api/subscriptions", map[string]any{
+				"serviceName": "cast", "channel": "sms", "userChannelId": c.value, "state": "confirmed",
+				"confirmationRequest": map[string]any{"sendRequest": false},
+			}).Expect(t, http.StatusOK).Map(t)
+			if m["userChannelId"] != c.want {
+				t.Fatalf("userChannelId %#v, want %q", m["userChannelId"], c.want)
+			}
+			if got := sub(t, e, m["id"].(string))["userChannelId"]; got != c.want {
+				t.Fatalf("stored %#v, want %q", got, c.want)
+			}
+		})
+	}
+	t.Run("PATCH casts a number userChannelId too", func(t *testing.T) {
+		id := e.Do(t, "POST", "/api/subscriptions", map[string]any{
+			"serviceName": "cast", "channel": "sms", "userChannelId": "1", "state": "confirmed",
+			"confirmationRequest": map[string]any{"sendRequest": false},
+		}).Expect(t, http.StatusOK).Map(t)["id"].(string)
+		m := e.Do(t, "PATCH", "/api/subscriptions/"+id, map[string]any{"userChannelId": 2505550000}).Expect(t, http.StatusOK).Map(t)
+		if m["userChannelId"] != "2505550000" {
+			t.Fatalf("userChannelId %#v", m["userChannelId"])
+		}
+	})
+	t.Run("an object or array for a string field is still 400 and stores nothing", func(t *testing.T) {
+		for _, v := range []any{map[string]any{"a": 1}, []any{"x"}} {
+			e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "cast2", "channel": "email", "userChannelId": v}).Expect(t, http.StatusBadRequest)
+		}
+		if n := e.Do(t, "GET", `/api/subscriptions/count?where={"serviceName":"cast2"}`, nil).Expect(t, http.StatusOK).Map(t)["count"]; n != 0.0 {
+			t.Fatalf("count %v", n)
+		}
+	})
+}
