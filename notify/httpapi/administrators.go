@@ -174,7 +174,7 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	who := caller(r)
-	a.CreatedBy, a.UpdatedBy = &who, &who
+	a.CreatedBy, a.UpdatedBy = &who, nil // createdBy only, as the original's create
 	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
 		if err := s.store.Administrators().Insert(ctx, a); err != nil {
 			return err
@@ -417,7 +417,7 @@ func tokenOptions(f notify.Fields, nameKey string) (ttl *int64, name string, err
 
 func (s *Server) issueToken(ctx context.Context, who notify.UserProfile, adminID notify.ID, ttl *int64, name string) (*notify.AccessToken, error) {
 	p := who
-	t := &notify.AccessToken{ID: randomAlnum(64), TTL: ttl, Name: name, UserID: adminID, CreatedBy: &p, UpdatedBy: &p}
+	t := &notify.AccessToken{ID: randomAlnum(64), TTL: ttl, Name: name, UserID: adminID, CreatedBy: &p}
 	if err := s.store.AccessTokens().Insert(ctx, t); err != nil {
 		return nil, err
 	}

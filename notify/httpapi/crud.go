@@ -42,11 +42,15 @@ func (c *crud[T, P]) routes(s *Server, base, tag, name string, roles []notify.Ro
 	s.handle(route{method: "DELETE", path: base + "/{id}", roles: roles, tag: tag, summary: "delete a " + tag + " by id", status: http.StatusNoContent, h: c.delete})
 }
 
-// stamp sets createdBy (when create) and updatedBy to the caller.
+// stamp records the caller: a new record gets createdBy only (the
+// original's create sets no updatedBy: a record nobody changed has none),
+// a change gets updatedBy.
 func stamp(r *http.Request, f *notify.Fields, create bool) {
 	p := caller(r).Fields()
 	if create {
 		f.Set("createdBy", p)
+		f.Delete("updatedBy")
+		return
 	}
 	f.Set("updatedBy", p)
 }

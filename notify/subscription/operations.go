@@ -236,8 +236,9 @@ func (s *Service) Create(ctx context.Context, who notify.UserProfile, body notif
 	if err := s.beforeUpsert(ctx, who, sub, m); err != nil {
 		return nil, err
 	}
+	// a new record has createdBy only, as the original's create writes it
 	p := who
-	sub.CreatedBy, sub.UpdatedBy = &p, &p
+	sub.CreatedBy, sub.UpdatedBy = &p, nil
 	if err := s.store.Subscriptions().Insert(ctx, sub); err != nil {
 		return nil, err
 	}
