@@ -253,7 +253,11 @@ func (s *Server) listDocuments(w http.ResponseWriter, r *http.Request, rs Resour
 	for i, d := range docs {
 		out[i] = viewDocument(d)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"documents": out, "nextCursor": next})
+	// A struct, not a map: no map to build and no keys to sort per page.
+	writeJSON(w, http.StatusOK, struct {
+		Documents  []documentView `json:"documents"`
+		NextCursor *string        `json:"nextCursor"`
+	}{out, next})
 }
 
 // document loads the document named by the path and applies the group

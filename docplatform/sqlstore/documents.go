@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"strings"
 	"time"
 
@@ -82,6 +83,10 @@ func likeEscape(s string) string {
 // documentQuery builds the listing query for f. It orders by
 // (created_at, id) descending and pages with a row comparison, so each page
 // is a range scan of the (group_id, created_at, id) index, however deep.
+// A caller in several groups gets one such scan per group, each stopping
+// at the page size, merged: an IN list over the index would read every
+// row of every group and sort them. Listings of every group (system
+// admins) scan the (created_at, id) index.
 func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 	var where []string
 	var args []any
@@ -89,20 +94,28 @@ func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 		args = append(args, v)
 		return "$" + itoa(len(args))
 	}
-	if !f.AllGroups {
-		// The caller's groups come from its identity, which holds live
-		// groups only: no join needed on the hot path.
-		ph := placeholders(1, len(f.GroupIDs))
-		for _, g := range f.GroupIDs {
-			args = append(args, g)
+	// Group conditions come first so that their placeholders are known
+	// before the shared conditions' (perGroup keeps them per branch).
+	var perGroup []string
+	switch {
+	case f.GroupID != "":
+		where = append(where, "d.group_id = "+arg(f.GroupID))
+		if !f.AllGroups && !slices.Contains(f.GroupIDs, f.GroupID) {
+			// Narrowed to a group outside the caller's: nothing.
+			where = append(where, "1 = 0")
 		}
-		where = append(where, "d.group_id IN ("+ph+")")
+	case !f.AllGroups && len(f.GroupIDs) == 1:
+		where = append(where, "d.group_id = "+arg(f.GroupIDs[0]))
+	case !f.AllGroups:
+		for _, g := range f.GroupIDs {
+			perGroup = append(perGroup, "d.group_id = "+arg(g))
+		}
 	}
 	if f.AllGroups || f.GroupID != "" {
+		// The caller's groups come from its identity, which holds live
+		// groups only: the join is needed only when the group is not one
+		// of those.
 		where = append(where, liveGroupOf("d"))
-	}
-	if f.GroupID != "" {
-		where = append(where, "d.group_id = "+arg(f.GroupID))
 	}
 	if f.ContentType != "" {
 		where = append(where, "d.content_type = "+arg(f.ContentType))
@@ -133,12 +146,27 @@ func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 	if f.After != nil {
 		where = append(where, "(d.created_at, d.id) < ("+arg(s.at(f.After.CreatedAt))+", "+arg(f.After.ID)+")")
 	}
-	q := `SELECT ` + documentCols + ` FROM documents d`
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+	const order = " ORDER BY d.created_at DESC, d.id DESC LIMIT "
+	limit := arg(f.Limit)
+	if perGroup == nil {
+		q := `SELECT ` + documentCols + ` FROM documents d`
+		if len(where) > 0 {
+			q += " WHERE " + strings.Join(where, " AND ")
+		}
+		return q + order + limit, args
 	}
-	q += " ORDER BY d.created_at DESC, d.id DESC LIMIT " + arg(f.Limit)
-	return q, args
+	var b strings.Builder
+	b.WriteString(`SELECT * FROM (`)
+	for i, g := range perGroup {
+		if i > 0 {
+			b.WriteString(" UNION ALL ")
+		}
+		// Each branch is wrapped so that SQLite accepts its ORDER BY and
+		// LIMIT inside a compound select.
+		b.WriteString(`SELECT * FROM (SELECT ` + documentCols + ` FROM documents d WHERE ` + strings.Join(append([]string{g}, where...), " AND ") + order + limit + `) AS g` + itoa(i))
+	}
+	b.WriteString(`) AS d` + order + limit)
+	return b.String(), args
 }
 
 // ListDocuments returns one page of the documents f selects, newest first.

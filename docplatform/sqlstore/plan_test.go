@@ -45,9 +45,11 @@ func TestListDocumentsPlanUsesGroupIndex(t *testing.T) {
 	}
 	last := page[len(page)-1]
 	for name, f := range map[string]docplatform.DocumentFilter{
-		"first page":   {GroupIDs: groups[7:8], Limit: 51},
-		"next page":    {GroupIDs: groups[7:8], Limit: 51, After: &docplatform.DocumentCursor{CreatedAt: last.CreatedAt, ID: last.ID}},
-		"three groups": {GroupIDs: groups[3:6], Limit: 51},
+		"first page":                      {GroupIDs: groups[7:8], Limit: 51},
+		"next page":                       {GroupIDs: groups[7:8], Limit: 51, After: &docplatform.DocumentCursor{CreatedAt: last.CreatedAt, ID: last.ID}},
+		"three groups":                    {GroupIDs: groups[3:6], Limit: 51},
+		"ten groups, next page":           {GroupIDs: groups[10:20], Limit: 51, After: &docplatform.DocumentCursor{CreatedAt: last.CreatedAt, ID: last.ID}},
+		"narrowed to one of three groups": {GroupIDs: groups[3:6], GroupID: groups[4], Limit: 51},
 	} {
 		t.Run(name, func(t *testing.T) {
 			plan, err := s.ExplainListDocuments(ctx, f)
@@ -56,6 +58,19 @@ func TestListDocumentsPlanUsesGroupIndex(t *testing.T) {
 			if !strings.Contains(plan, "documents_group_created") || strings.Contains(plan, "Seq Scan on documents") {
 				t.Fatalf("plan does not use the group index:\n%s", plan)
 			}
+			// Every group's scan stops at the page: nothing reads a whole
+			// group and sorts it.
+			if strings.Contains(plan, "Sort Key") && !strings.Contains(plan, "Merge Append") && strings.Count(plan, "Limit") < 2 {
+				t.Fatalf("plan sorts whole groups:\n%s", plan)
+			}
 		})
 	}
+	t.Run("every group (a system admin) scans the time index", func(t *testing.T) {
+		plan, err := s.ExplainListDocuments(ctx, docplatform.DocumentFilter{AllGroups: true, Limit: 51})
+		noErr(t, err)
+		t.Logf("plan:\n%s", plan)
+		if !strings.Contains(plan, "documents_created") || strings.Contains(plan, "Seq Scan on documents") {
+			t.Fatalf("plan does not use the time index:\n%s", plan)
+		}
+	})
 }
