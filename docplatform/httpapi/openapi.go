@@ -167,7 +167,7 @@ func operation(rt Route) map[string]any {
 	}
 	var params []any
 	for _, m := range pathParam.FindAllStringSubmatch(rt.Pattern, -1) {
-		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": map[string]any{"type": "string"}})
+		params = append(params, map[string]any{"name": m[1], "in": "path", "required": true, "schema": pathSchema(rt.Pattern, m[1])})
 	}
 	if a.Level == LevelGroup {
 		op["x-group-from"] = [...]string{"", "path", "query", "body"}[a.GroupFrom]
@@ -178,12 +178,16 @@ func operation(rt Route) map[string]any {
 		}
 		op["x-min-role"] = string(min)
 		if a.GroupFrom == FromQuery {
-			params = append(params, map[string]any{"name": a.GroupField, "in": "query", "required": true, "schema": map[string]any{"type": "string"}})
+			params = append(params, map[string]any{"name": a.GroupField, "in": "query", "required": true, "schema": map[string]any{"type": "string", "format": "uuid"}})
 		}
 	}
 	for _, q := range routeQuery[key] {
 		name, required := strings.CutSuffix(q.name, "!")
-		params = append(params, map[string]any{"name": name, "in": "query", "required": required, "description": q.description, "schema": map[string]any{"type": "string"}})
+		schema := map[string]any{"type": "string"}
+		if name == "groupId" {
+			schema["format"] = "uuid"
+		}
+		params = append(params, map[string]any{"name": name, "in": "query", "required": required, "description": q.description, "schema": schema})
 	}
 	write := rt.Method == "POST" || rt.Method == "PUT" || rt.Method == "PATCH" || rt.Method == "DELETE"
 	if write && a.Level != LevelPublic {
@@ -266,4 +270,18 @@ func (s *Server) openAPI(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Write(b)
+}
+
+// pathSchema is the schema of a path parameter: the platform's own ids are
+// UUIDs (anything else is 400 before a lookup), user ids are the identity
+// provider's subjects, workflow versions are numbers from 1.
+func pathSchema(pattern, name string) map[string]any {
+	switch {
+	case name == "version":
+		return map[string]any{"type": "integer", "minimum": 1}
+	case name == "groupId", name == "requestId", name == "sessionId",
+		name == "id" && !strings.HasPrefix(pattern, "/api/admin/users/"):
+		return map[string]any{"type": "string", "format": "uuid"}
+	}
+	return map[string]any{"type": "string"}
 }
