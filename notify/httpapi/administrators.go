@@ -60,7 +60,10 @@ func ownFilter(r *http.Request) bson.D {
 	return bson.D{{Key: "_id", Value: id}}
 }
 
-var errPasswordPattern = httpError(http.StatusBadRequest, "password must match pattern "+notify.PasswordComplexity)
+// errPasswordPattern is worded exactly as the original's (clients such as
+// its web console show the message); the pattern itself is in the OpenAPI
+// document's password schema.
+var errPasswordPattern = httpError(http.StatusBadRequest, "must match pattern")
 
 func hashPassword(pw string) (string, error) {
 	if !notify.CheckPasswordComplexity(pw) {

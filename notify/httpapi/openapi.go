@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/govkit/govkit/notify"
 )
 
 //go:embed explorer/index.html
@@ -170,6 +172,9 @@ func schemas() map[string]any {
 	obj := map[string]any{"type": "object", "additionalProperties": true}
 	boolean := map[string]any{"type": "boolean"}
 	integer := map[string]any{"type": "integer"}
+	// The complexity rule uses lookaheads, which a "pattern" in the document
+	// may not (OpenAPI validators compile it with RE2), so it is described.
+	password := map[string]any{"type": "string", "minLength": 10, "description": "must match " + notify.PasswordComplexity + " (an upper-case and a lower-case letter, a digit, one of !_@#&$*, at least 10 characters)"}
 	base := func(props map[string]any, open bool) map[string]any {
 		all := map[string]any{"id": str, "created": dt, "updated": dt, "createdBy": obj, "updatedBy": obj}
 		for k, v := range props {
@@ -202,9 +207,9 @@ func schemas() map[string]any {
 		"UserCredential": base(map[string]any{"userId": str}, false),
 		"Login":          map[string]any{"type": "object", "required": []string{"email", "password"}, "properties": map[string]any{"email": str, "password": str, "tokenName": str, "ttl": integer}},
 		"Token":          map[string]any{"type": "object", "properties": map[string]any{"token": str}},
-		"Password":       map[string]any{"type": "object", "required": []string{"password"}, "properties": map[string]any{"password": str}},
+		"Password":       map[string]any{"type": "object", "required": []string{"password"}, "properties": map[string]any{"password": password}},
 		"NewAdministrator": map[string]any{"type": "object", "required": []string{"email", "password"},
-			"properties": map[string]any{"email": str, "password": str, "username": str}},
+			"properties": map[string]any{"email": str, "password": password, "username": str}},
 		"NewAccessToken": map[string]any{"type": "object", "properties": map[string]any{"ttl": integer, "name": str}},
 		"UserProfile":    map[string]any{"type": "object", "properties": map[string]any{"securityId": str, "authnStrategy": str, "role": str}},
 		"Error": map[string]any{"type": "object", "required": []string{"statusCode"}, "properties": map[string]any{
