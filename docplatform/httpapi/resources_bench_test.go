@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/internal/testsvc"
 )
 
@@ -18,7 +19,7 @@ import (
 // loopback, through the whole check chain (cookie token verified, identity
 // loaded, rate limit counted), as a member of 1 of 100 groups, with 100,000
 // documents on PostgreSQL (1,000 in the member's group): the first page of
-// 50, newest first. Clients run in parallel (RunParallel: 1 and 8 per GOMAXPROCS, the
+// 50, newest first; then the same member in 10 of the groups. Clients run in parallel (RunParallel: 1 and 8 per GOMAXPROCS, the
 // second putting more requests in flight than cores); it reports
 // req/s and the p50/p99 latency of the requests.
 //
@@ -57,6 +58,16 @@ func BenchmarkListDocumentsPostgres(b *testing.B) {
 	}
 	for _, perProc := range []int{1, 8} {
 		b.Run(fmt.Sprintf("member-of-1-of-100-groups/clients=%d", perProc*runtime.GOMAXPROCS(0)), func(b *testing.B) {
+			benchList(b, client, path, perProc)
+		})
+	}
+	// A member of 10 groups: one index scan per group, each stopping at
+	// the page, merged (10,000 documents in the member's groups).
+	for _, g := range groups[2:11] {
+		rw.store.setMember(bob.Subject, g, docplatform.RoleMember)
+	}
+	for _, perProc := range []int{1, 8} {
+		b.Run(fmt.Sprintf("member-of-10-of-100-groups/clients=%d", perProc*runtime.GOMAXPROCS(0)), func(b *testing.B) {
 			benchList(b, client, path, perProc)
 		})
 	}

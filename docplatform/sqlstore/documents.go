@@ -81,12 +81,16 @@ func likeEscape(s string) string {
 }
 
 // documentQuery builds the listing query for f. It orders by
-// (created_at, id) descending and pages with a row comparison, so each page
-// is a range scan of the (group_id, created_at, id) index, however deep.
-// A caller in several groups gets one such scan per group, each stopping
-// at the page size, merged: an IN list over the index would read every
-// row of every group and sort them. Listings of every group (system
-// admins) scan the (created_at, id) index.
+// (created_at, id) descending and pages with a row comparison, so a
+// one-group page is a range scan of the (group_id, created_at, id) index,
+// however deep. Over several groups (or all of them) the planner picks
+// between that index with a sort of the groups' rows and the
+// (created_at, id) index filtered by group, which stops at the page when
+// the groups' documents are interleaved in time. One scan per group merged
+// with UNION ALL was tried and measured slower (BENCHMARKS.md): planning
+// ten branches cost more than the scans saved. A system admin's listing
+// (every group) keeps to live groups with a semi-join on groups; a
+// narrowed one was checked live by the handler.
 func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 	var where []string
 	var args []any
@@ -94,27 +98,21 @@ func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 		args = append(args, v)
 		return "$" + itoa(len(args))
 	}
-	// Group conditions come first so that their placeholders are known
-	// before the shared conditions' (perGroup keeps them per branch).
-	var perGroup []string
 	switch {
 	case f.GroupID != "":
+		// Narrowed to one group (ListDocuments has checked that it is one
+		// of the caller's): the group index alone, no IN list beside it.
 		where = append(where, "d.group_id = "+arg(f.GroupID))
-		if !f.AllGroups && !slices.Contains(f.GroupIDs, f.GroupID) {
-			// Narrowed to a group outside the caller's: nothing.
-			where = append(where, "1 = 0")
-		}
-	case !f.AllGroups && len(f.GroupIDs) == 1:
-		where = append(where, "d.group_id = "+arg(f.GroupIDs[0]))
 	case !f.AllGroups:
-		for _, g := range f.GroupIDs {
-			perGroup = append(perGroup, "d.group_id = "+arg(g))
-		}
-	}
-	if f.AllGroups || f.GroupID != "" {
 		// The caller's groups come from its identity, which holds live
-		// groups only: the join is needed only when the group is not one
-		// of those.
+		// groups only: no join needed on the hot path.
+		ph := placeholders(1, len(f.GroupIDs))
+		for _, g := range f.GroupIDs {
+			args = append(args, g)
+		}
+		where = append(where, "d.group_id IN ("+ph+")")
+	}
+	if f.AllGroups {
 		where = append(where, liveGroupOf("d"))
 	}
 	if f.ContentType != "" {
@@ -146,35 +144,23 @@ func (s *Store) documentQuery(f docplatform.DocumentFilter) (string, []any) {
 	if f.After != nil {
 		where = append(where, "(d.created_at, d.id) < ("+arg(s.at(f.After.CreatedAt))+", "+arg(f.After.ID)+")")
 	}
-	const order = " ORDER BY d.created_at DESC, d.id DESC LIMIT "
-	limit := arg(f.Limit)
-	if perGroup == nil {
-		q := `SELECT ` + documentCols + ` FROM documents d`
-		if len(where) > 0 {
-			q += " WHERE " + strings.Join(where, " AND ")
-		}
-		return q + order + limit, args
+	q := `SELECT ` + documentCols + ` FROM documents d`
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	var b strings.Builder
-	b.WriteString(`SELECT * FROM (`)
-	for i, g := range perGroup {
-		if i > 0 {
-			b.WriteString(" UNION ALL ")
-		}
-		// Each branch is wrapped so that SQLite accepts its ORDER BY and
-		// LIMIT inside a compound select.
-		b.WriteString(`SELECT * FROM (SELECT ` + documentCols + ` FROM documents d WHERE ` + strings.Join(append([]string{g}, where...), " AND ") + order + limit + `) AS g` + itoa(i))
-	}
-	b.WriteString(`) AS d` + order + limit)
-	return b.String(), args
+	q += " ORDER BY d.created_at DESC, d.id DESC LIMIT " + arg(f.Limit)
+	return q, args
 }
 
 // ListDocuments returns one page of the documents f selects, newest first.
-// A caller restricted to no group gets an empty page without a query.
+// A caller restricted to no group, or narrowing to a group not among its
+// own, gets an empty page without a query.
 func (s *Store) ListDocuments(ctx context.Context, f docplatform.DocumentFilter) ([]docplatform.Document, error) {
 	const what = "list documents"
-	out := []docplatform.Document{}
-	if !f.AllGroups && len(f.GroupIDs) == 0 {
+	// A page is at most Limit rows: one allocation instead of the
+	// append's doublings.
+	out := make([]docplatform.Document, 0, min(max(f.Limit, 0), 1000))
+	if !f.AllGroups && (len(f.GroupIDs) == 0 || f.GroupID != "" && !slices.Contains(f.GroupIDs, f.GroupID)) {
 		return out, nil
 	}
 	if f.Limit <= 0 {
