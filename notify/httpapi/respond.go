@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 
+	"go.mongodb.org/mongo-driver/v2/mongo"
+
 	"github.com/govkit/govkit/internal/httperr"
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/access"
@@ -88,7 +90,28 @@ func classify(err error) (int, string) {
 	case errors.As(err, &se):
 		return http.StatusBadRequest, se.Error()
 	}
+	if msg, ok := rejectedWrite(err); ok {
+		return http.StatusBadRequest, msg
+	}
 	return http.StatusInternalServerError, ""
+}
+
+// rejectedWrite recognises a document the database refused to store (MongoDB:
+// nesting over 100 levels, a key it forbids; the embedded store: an array
+// directly inside an array, which FerretDB v1 cannot hold). That is the
+// caller's input, and the original answers it 400 with the database's
+// message, as we do; the message is cut short because the embedded store
+// quotes the whole document in it.
+func rejectedWrite(err error) (string, bool) {
+	var we mongo.WriteException
+	if !errors.As(err, &we) || len(we.WriteErrors) == 0 {
+		return "", false
+	}
+	msg := we.WriteErrors[0].Message
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "…"
+	}
+	return "the database refused the record: " + msg, true
 }
 
 // writeJSON answers v as JSON with status.

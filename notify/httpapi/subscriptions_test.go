@@ -796,3 +796,26 @@ func TestSubscriptionScalarCasting(t *testing.T) {
 		}
 	})
 }
+
+func TestRecordTheStoreRefuses(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	// apitest runs on the embedded store, which cannot hold an array
+	// directly inside an array; MongoDB refuses other documents (over 100
+	// levels deep) the same way, and the original answers both 400.
+	t.Run("a record the database refuses is 400 naming why, and nothing is stored", func(t *testing.T) {
+		r := e.Do(t, "POST", "/api/subscriptions", `{"serviceName":"refused","channel":"email","userChannelId":"r@example.org","data":{"m":[[1,2],[3,4]]}}`).Expect(t, http.StatusBadRequest)
+		if msg, _ := r.Map(t)["message"].(string); !strings.Contains(msg, "nested arrays") {
+			t.Fatalf("message %q", msg)
+		}
+		if n := e.Do(t, "GET", `/api/subscriptions/count?where={"serviceName":"refused"}`, nil).Expect(t, http.StatusOK).Map(t)["count"]; n != 0.0 {
+			t.Fatalf("count %v", n)
+		}
+	})
+	t.Run("a change the database refuses is 400 and leaves the record as it was", func(t *testing.T) {
+		id := seed(t, e, "/api/configurations", map[string]any{"name": "refused", "value": 1})["id"].(string)
+		e.Do(t, "PATCH", "/api/configurations/"+id, `{"value":[[1]]}`).Expect(t, http.StatusBadRequest)
+		if v := e.Do(t, "GET", "/api/configurations/"+id, nil).Expect(t, http.StatusOK).Map(t)["value"]; v != 1.0 {
+			t.Fatalf("value %v", v)
+		}
+	})
+}
