@@ -93,7 +93,33 @@ func classify(err error) (int, string) {
 	if msg, ok := rejectedWrite(err); ok {
 		return http.StatusBadRequest, msg
 	}
+	if msg, ok := rejectedQuery(err); ok {
+		return http.StatusBadRequest, msg
+	}
 	return http.StatusInternalServerError, ""
+}
+
+// badQueryCodes are the database's answers to a query that cannot run as
+// written: BadValue (a $mod by 0, …), FailedToParse, TypeMismatch, and an
+// invalid $regex pattern or options.
+var badQueryCodes = map[int32]bool{2: true, 9: true, 14: true, 51091: true, 51108: true}
+
+// rejectedQuery recognises a where or filter the database refused; the
+// caller wrote it, so it is 400 with the database's reason, as the original
+// answers any database error.
+func rejectedQuery(err error) (string, bool) {
+	var ce mongo.CommandError
+	if !errors.As(err, &ce) || !badQueryCodes[ce.Code] {
+		return "", false
+	}
+	return "the database refused the query: " + shorten(ce.Message), true
+}
+
+func shorten(msg string) string {
+	if r := []rune(msg); len(r) > 200 {
+		return string(r[:200]) + "…"
+	}
+	return msg
 }
 
 // rejectedWrite recognises a document the database refused to store (MongoDB:
@@ -107,11 +133,7 @@ func rejectedWrite(err error) (string, bool) {
 	if !errors.As(err, &we) || len(we.WriteErrors) == 0 {
 		return "", false
 	}
-	msg := we.WriteErrors[0].Message
-	if r := []rune(msg); len(r) > 200 {
-		msg = string(r[:200]) + "…"
-	}
-	return "the database refused the record: " + msg, true
+	return "the database refused the record: " + shorten(we.WriteErrors[0].Message), true
 }
 
 // writeJSON answers v as JSON with status.
