@@ -278,12 +278,13 @@ func (s *Server) rejectRequest(w http.ResponseWriter, r *http.Request, rs Resour
 }
 
 // decideRequest: POST …/requests/{requestId}/approve|reject (group
-// ADMIN). A request of another group: 404; already decided: 409.
+// ADMIN). A request of another group, or of a soft-deleted group (a
+// system admin gets that far): 404; already decided: 409.
 // Approval makes the requester a MEMBER.
 func (s *Server) decideRequest(w http.ResponseWriter, r *http.Request, rs ResourceStore, approve bool) {
 	ctx := r.Context()
 	gid := r.PathValue("groupId")
-	if !validID(w, "groupId", gid) || !validID(w, "requestId", r.PathValue("requestId")) {
+	if _, ok := s.liveGroup(w, r, rs, gid); !ok || !validID(w, "requestId", r.PathValue("requestId")) {
 		return
 	}
 	m, err := rs.MembershipRequest(ctx, r.PathValue("requestId"))

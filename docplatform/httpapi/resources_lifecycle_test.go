@@ -29,6 +29,8 @@ func TestSoftDeletedGroupsResourcesAreGone(t *testing.T) {
 			if resp.StatusCode != 201 {
 				t.Fatalf("start review: %s", resp.Status)
 			}
+			var pending struct{ ID string }
+			readJSON(t, rw.call(other, request{method: "POST", path: "/api/groups/" + gid + "/requests"}), &pending)
 			if resp := rw.call(sysAdmin, request{method: "DELETE", path: "/api/groups/" + gid}); resp.StatusCode != 204 {
 				t.Fatalf("soft delete: %s", resp.Status)
 			}
@@ -37,6 +39,9 @@ func TestSoftDeletedGroupsResourcesAreGone(t *testing.T) {
 				{method: "GET", path: "/api/groups/" + gid + "/members"},
 				{method: "PUT", path: "/api/groups/" + gid, body: `{"description":"x"}`},
 				{method: "GET", path: "/api/groups/" + gid + "/requests"},
+				{method: "POST", path: "/api/groups/" + gid + "/requests/" + pending.ID + "/approve"},
+				{method: "PUT", path: "/api/groups/" + gid + "/members/" + carol.Subject, body: `{"role":"MEMBER"}`},
+				{method: "DELETE", path: "/api/groups/" + gid + "/members/" + bob.Subject},
 				{method: "GET", path: "/api/documents?groupId=" + gid},
 				{method: "GET", path: "/api/workflows?groupId=" + gid},
 				{method: "GET", path: "/api/documents/" + d.ID},
@@ -58,7 +63,7 @@ func TestSoftDeletedGroupsResourcesAreGone(t *testing.T) {
 				upload(gid, "late.txt", []byte("late")),
 			}
 			for _, r := range routes {
-				name := r.method + " " + strings.NewReplacer(gid, "{group}", d.ID, "{doc}", wf.ID, "{workflow}", sess.ID, "{session}").Replace(r.path)
+				name := r.method + " " + strings.NewReplacer(gid, "{group}", d.ID, "{doc}", wf.ID, "{workflow}", sess.ID, "{session}", pending.ID, "{request}").Replace(r.path)
 				t.Run("the group's API key is refused: "+name, func(t *testing.T) {
 					kr := r
 					kr.header = map[string]string{"X-API-Key": key}
