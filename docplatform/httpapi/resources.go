@@ -233,8 +233,17 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	err := dec.Decode(v)
-	if err == nil && dec.More() {
-		err = errors.New("unexpected data after the JSON object")
+	if err == nil {
+		// Anything but the end of the body is trailing data. (dec.More
+		// would not see a stray ] or }.)
+		if _, terr := dec.Token(); !errors.Is(terr, io.EOF) {
+			var mbe *http.MaxBytesError
+			if errors.As(terr, &mbe) {
+				err = terr
+			} else {
+				err = errors.New("unexpected data after the JSON object")
+			}
+		}
 	}
 	if err == nil {
 		return true

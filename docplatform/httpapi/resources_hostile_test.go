@@ -67,6 +67,8 @@ func TestResourceJSONBodiesRefuseHostileInput(t *testing.T) {
 		{"an unknown field is 400 naming it", `{"zzz":1}`, 400, "zzz"},
 		{"trailing data is 400", `{} {}`, 400, "after the JSON object"},
 		{"trailing garbage is 400", `{}x`, 400, ""},
+		{"a stray closing bracket after the object is 400", `{} ]`, 400, "after the JSON object"},
+		{"a stray closing brace after the object is 400", `{}}`, 400, "after the JSON object"},
 		{"an array instead of an object is 400", `[]`, 400, ""},
 		{"deep nesting is 400", `{"FIELD":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, 400, ""},
 		{"invalid UTF-8 escapes are not a 500", `{"FIELD":"\ud800"}`, 400, "FIELD"},

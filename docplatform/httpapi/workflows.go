@@ -80,7 +80,8 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request, rs Resour
 }
 
 // createWorkflow: POST /api/workflows {"groupId", "name", "description"?,
-// "config": {…}} → 201 with version 1 (group ADMIN). A name the group
+// "config": {…}} → 201 with version 1 (group ADMIN). Name 1-100
+// characters, description at most 1000 (as a group's). A name the group
 // already uses: 409.
 func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	var b struct {
@@ -95,6 +96,10 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, rs Resou
 	b.Name = strings.TrimSpace(b.Name)
 	if b.Name == "" || len([]rune(b.Name)) > 100 {
 		httperr.Write(w, http.StatusBadRequest, "name must be 1 to 100 characters")
+		return
+	}
+	if len([]rune(b.Description)) > 1000 {
+		httperr.Write(w, http.StatusBadRequest, "description must be at most 1000 characters")
 		return
 	}
 	if !validConfig(w, b.Config) {

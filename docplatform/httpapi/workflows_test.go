@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,7 @@ func TestWorkflowVersions(t *testing.T) {
 					`{"groupId":"` + rw.alpha + `","name":"x","config":[1]}`,
 					`{"groupId":"` + rw.alpha + `","name":"x"}`,
 					`{"groupId":"` + rw.alpha + `","name":"x","config":{},"colour":"red"}`,
+					`{"groupId":"` + rw.alpha + `","name":"x","config":{},"description":"` + strings.Repeat("d", 1001) + `"}`,
 				} {
 					if resp := rw.call(groupAdmin, request{method: "POST", path: "/api/workflows", body: body}); resp.StatusCode != 400 {
 						t.Errorf("%s: %s", body, resp.Status)
