@@ -1,6 +1,13 @@
 package docplatform
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
+
+// ErrLastAdmin is the conflict of a change that would leave a group
+// without an ADMIN (demoting or removing its last one).
+var ErrLastAdmin = fmt.Errorf("%w: the group's last ADMIN", ErrConflict)
 
 // MembershipRequest is a user's request to join a group, decided by one of
 // the group's admins.

@@ -58,41 +58,12 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request, rs Resource
 	writeJSON(w, http.StatusOK, map[string]any{"members": out})
 }
 
-// lastAdmin reports whether userID is the group's only ADMIN: a group
-// admin may not demote or remove the last one, or the group could no
-// longer be managed except by a system admin.
-func lastAdmin(ms []docplatform.Membership, userID string) bool {
-	admins, is := 0, false
-	for _, m := range ms {
-		if m.Role == docplatform.RoleAdmin {
-			admins++
-			is = is || m.UserID == userID
-		}
-	}
-	return is && admins == 1
-}
-
-// membership finds userID among the group's members, answering 404.
-func (s *Server) membership(w http.ResponseWriter, r *http.Request, rs ResourceStore, gid, userID string) ([]docplatform.Membership, *docplatform.Membership, bool) {
-	ms, err := rs.Memberships(r.Context(), gid)
-	if err != nil {
-		s.internalError(w, r, "memberships", err)
-		return nil, nil, false
-	}
-	for i := range ms {
-		if ms[i].UserID == userID {
-			return ms, &ms[i], true
-		}
-	}
-	httperr.Write(w, http.StatusNotFound, "Membership not found")
-	return nil, nil, false
-}
-
 // setMemberRole: PUT /api/groups/{groupId}/members/{userId} {"role"}
 // (group ADMIN): sets a user's role in the group, adding the user when not
 // yet a member (how a system admin gives a new group its first ADMIN, and
 // how an admin adds someone without waiting for a request). An unknown
-// user: 404; demoting the last ADMIN: 409.
+// user: 404; demoting the last ADMIN: 409, checked in the same transaction
+// as the change (two admins demoting each other at once: one wins).
 func (s *Server) setMemberRole(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	var b struct {
 		Role string `json:"role"`
@@ -110,31 +81,19 @@ func (s *Server) setMemberRole(w http.ResponseWriter, r *http.Request, rs Resour
 	if _, ok := s.liveGroup(w, r, rs, gid); !ok {
 		return
 	}
-	ms, err := rs.Memberships(ctx, gid)
-	if err != nil {
-		s.internalError(w, r, "memberships", err)
+	if _, err := rs.User(ctx, uid); errors.Is(err, docplatform.ErrNotFound) {
+		httperr.Write(w, http.StatusNotFound, "User not found")
+		return
+	} else if err != nil {
+		s.internalError(w, r, "load user", err)
 		return
 	}
-	from := docplatform.Role("")
-	for _, m := range ms {
-		if m.UserID == uid {
-			from = m.Role
-		}
-	}
-	if from == "" {
-		if _, err := rs.User(ctx, uid); errors.Is(err, docplatform.ErrNotFound) {
-			httperr.Write(w, http.StatusNotFound, "User not found")
-			return
-		} else if err != nil {
-			s.internalError(w, r, "load user", err)
-			return
-		}
-	}
-	if role == docplatform.RoleMember && lastAdmin(ms, uid) {
+	from, err := rs.ChangeMembership(ctx, gid, uid, role)
+	if errors.Is(err, docplatform.ErrLastAdmin) {
 		httperr.Write(w, http.StatusConflict, "The group's last ADMIN cannot be demoted")
 		return
 	}
-	if err := rs.SetMembership(ctx, docplatform.Membership{UserID: uid, GroupID: gid, Role: role}); err != nil {
+	if err != nil {
 		s.storeErr(w, r, "Membership", err)
 		return
 	}
@@ -153,15 +112,16 @@ func (s *Server) removeMember(w http.ResponseWriter, r *http.Request, rs Resourc
 	if _, ok := s.liveGroup(w, r, rs, gid); !ok {
 		return
 	}
-	ms, _, ok := s.membership(w, r, rs, gid, uid)
-	if !ok {
-		return
-	}
-	if lastAdmin(ms, uid) {
+	_, err := rs.ChangeMembership(r.Context(), gid, uid, "")
+	if errors.Is(err, docplatform.ErrLastAdmin) {
 		httperr.Write(w, http.StatusConflict, "The group's last ADMIN cannot be removed")
 		return
 	}
-	if err := rs.RemoveMembership(r.Context(), uid, gid); err != nil {
+	if errors.Is(err, docplatform.ErrNotFound) {
+		httperr.Write(w, http.StatusNotFound, "Membership not found")
+		return
+	}
+	if err != nil {
 		s.storeErr(w, r, "Membership", err)
 		return
 	}

@@ -38,8 +38,9 @@ type GroupStore interface {
 	CreateGroup(ctx context.Context, name, description, createdBy string) (docplatform.Group, error)
 	UpdateGroup(ctx context.Context, g docplatform.Group) error
 	SoftDeleteGroup(ctx context.Context, id string) error
-	SetMembership(ctx context.Context, m docplatform.Membership) error
-	RemoveMembership(ctx context.Context, userID, groupID string) error
+	// ChangeMembership sets (role "" removes) a membership atomically with
+	// the check that the group keeps an ADMIN (docplatform.ErrLastAdmin).
+	ChangeMembership(ctx context.Context, groupID, userID string, role docplatform.Role) (from docplatform.Role, err error)
 	Memberships(ctx context.Context, groupID string) ([]docplatform.Membership, error)
 	CreateMembershipRequest(ctx context.Context, userID, groupID, message string) (docplatform.MembershipRequest, error)
 	MembershipRequest(ctx context.Context, id string) (docplatform.MembershipRequest, error)

@@ -174,3 +174,53 @@ func TestWorkflowVersionsConcurrentSaves(t *testing.T) {
 		})
 	}
 }
+
+// Two ADMINs demoting (or removing) each other at once: one wins, the
+// group always keeps an ADMIN.
+func TestLastAdminRace(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			url := b.url(t)
+			s := openT(t, url)
+			other := openT(t, url)
+			for _, u := range []string{"ann", "ben"} {
+				_, err := s.UpsertUser(ctx, docplatform.User{ID: u})
+				noErr(t, err)
+			}
+			for round := range 20 {
+				g := mkGroup(t, s)
+				for _, u := range []string{"ann", "ben"} {
+					_, err := s.ChangeMembership(ctx, g.ID, u, docplatform.RoleAdmin)
+					noErr(t, err)
+				}
+				role := docplatform.RoleMember
+				if round%2 == 1 {
+					role = "" // removal
+				}
+				var wg sync.WaitGroup
+				errs := make([]error, 2)
+				wg.Go(func() { _, errs[0] = s.ChangeMembership(ctx, g.ID, "ann", role) })
+				wg.Go(func() { _, errs[1] = other.ChangeMembership(ctx, g.ID, "ben", role) })
+				wg.Wait()
+				ms, err := s.Memberships(ctx, g.ID)
+				noErr(t, err)
+				admins := 0
+				for _, m := range ms {
+					if m.Role == docplatform.RoleAdmin {
+						admins++
+					}
+				}
+				if admins != 1 || (errs[0] == nil) == (errs[1] == nil) {
+					t.Fatalf("round %d: %d admins left, errors %v", round, admins, errs)
+				}
+				for _, err := range errs {
+					if err != nil && !errors.Is(err, docplatform.ErrLastAdmin) {
+						t.Fatalf("unexpected %v", err)
+					}
+				}
+			}
+			_, err := s.ChangeMembership(ctx, mkGroup(t, s).ID, "ann", "")
+			wantErr(t, err, docplatform.ErrNotFound)
+		})
+	}
+}
