@@ -7,8 +7,11 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/filestore"
@@ -155,6 +158,10 @@ func (s *Server) rsc(h rh) http.HandlerFunc {
 			httperr.Write(w, http.StatusServiceUnavailable, "Resources are not configured on this server")
 			return
 		}
+		if name := badParam(r); name != "" {
+			httperr.Write(w, http.StatusBadRequest, name+" must be valid UTF-8 without NUL characters")
+			return
+		}
 		h(w, r, rs, res)
 	}
 }
@@ -228,6 +235,68 @@ func (s *Server) resourceRoutes() []Route {
 	}
 }
 
+// badParam names the first path or query parameter that no database
+// column can hold: invalid UTF-8 or a NUL (PostgreSQL's text refuses
+// both, which would otherwise surface as a 500).
+func badParam(r *http.Request) string {
+	bad := func(v string) bool { return !utf8.ValidString(v) || strings.IndexByte(v, 0) >= 0 }
+	if bad(r.URL.Path) {
+		return "The path"
+	}
+	for k, vs := range r.URL.Query() {
+		if bad(k) {
+			return "A query parameter name"
+		}
+		for _, v := range vs {
+			if bad(v) {
+				return k
+			}
+		}
+	}
+	return ""
+}
+
+// nulField returns the JSON path of the first string in v holding a NUL
+// character ("" when none). Decoded JSON is valid UTF-8 already; NUL is
+// what a database's text column still refuses. Raw JSON (configurations,
+// OCR results) keeps its escapes and is not looked into.
+func nulField(v reflect.Value, path string) string {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			return nulField(v.Elem(), path)
+		}
+	case reflect.String:
+		if strings.IndexByte(v.String(), 0) >= 0 {
+			return path
+		}
+	case reflect.Slice:
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return ""
+		}
+		for i := range v.Len() {
+			if p := nulField(v.Index(i), path+"["+strconv.Itoa(i)+"]"); p != "" {
+				return p
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+			if name == "" {
+				name = t.Field(i).Name
+			}
+			if path != "" {
+				name = path + "." + name
+			}
+			if p := nulField(v.Field(i), name); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
 // decodeBody reads a JSON object into v, refusing unknown fields, trailing
 // data and a missing body with 400 (413 past the body limit).
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
@@ -247,6 +316,10 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		}
 	}
 	if err == nil {
+		if p := nulField(reflect.ValueOf(v), ""); p != "" {
+			httperr.Write(w, http.StatusBadRequest, "Invalid request body: "+p+" must not contain NUL characters")
+			return false
+		}
 		return true
 	}
 	var mbe *http.MaxBytesError

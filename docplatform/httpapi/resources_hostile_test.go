@@ -217,3 +217,69 @@ func TestResourceParametersRefuseHostileInput(t *testing.T) {
 		})
 	}
 }
+
+// Strings a database cannot hold (NUL: PostgreSQL's text refuses it) or
+// that are not valid UTF-8 are refused with 400 naming the field, on both
+// databases, never a 500.
+func TestResourceStringsRefuseNUL(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			rw := newRWorld(t, be.open)
+			d := rw.doc(rw.alpha, "a.pdf", "%PDF-1.4")
+			var sess reviewJSON
+			readJSON(t, rw.call(member, request{method: "POST", path: "/api/documents/" + d.ID + "/reviews"}), &sess)
+			cases := []struct {
+				name, field string
+				as          caller
+				method      string
+				path, body  string
+			}{
+				{"a group name", "name", sysAdmin, "POST", "/api/groups", `{"name":"a\u0000b"}`},
+				{"a group description", "description", groupAdmin, "PUT", "/api/groups/" + rw.alpha, `{"description":"a\u0000b"}`},
+				{"a membership request message", "message", other, "POST", "/api/groups/" + rw.alpha + "/requests", `{"message":"a\u0000b"}`},
+				{"a workflow name", "name", groupAdmin, "POST", "/api/workflows", `{"groupId":"` + rw.alpha + `","name":"a\u0000b","config":{}}`},
+				{"a workflow description", "description", groupAdmin, "POST", "/api/workflows", `{"groupId":"` + rw.alpha + `","name":"n","description":"\u0000","config":{}}`},
+				{"an OCR engine", "engine", groupKey, "PUT", "/api/documents/" + d.ID + "/ocr", `{"engine":"a\u0000","result":{}}`},
+				{"a correction value", "value", member, "POST", "/api/reviews/" + sess.ID + "/corrections", `{"corrections":[{"field":"f","value":"a\u0000"}]}`},
+				{"a correction field", "field", member, "POST", "/api/reviews/" + sess.ID + "/corrections", `{"corrections":[{"field":"f\u0000","value":"a"}]}`},
+				{"an original value", "originalValue", member, "POST", "/api/reviews/" + sess.ID + "/corrections", `{"corrections":[{"field":"f","originalValue":"\u0000","value":"a"}]}`},
+			}
+			for _, tc := range cases {
+				t.Run(tc.name+" with NUL is 400", func(t *testing.T) {
+					checkErrShape(t, rw.call(tc.as, request{method: tc.method, path: tc.path, body: tc.body}), 400, tc.field)
+				})
+			}
+			params := []struct {
+				name string
+				as   caller
+				path string
+			}{
+				{"a NUL in a name filter", member, "/api/documents?q=a%00b"},
+				{"invalid UTF-8 in a name filter", member, "/api/documents?q=%ff"},
+				{"a NUL in a content type filter", member, "/api/documents?contentType=%00"},
+				{"a NUL in an audit action", groupAdmin, "/api/audit?action=%00"},
+				{"a NUL in a user id", groupAdmin, "/api/groups/" + rw.alpha + "/members/a%00b"},
+				{"invalid UTF-8 in a user id", sysAdmin, "/api/admin/users/%ff/promote"},
+			}
+			for _, tc := range params {
+				t.Run(tc.name+" is 400", func(t *testing.T) {
+					method := "GET"
+					if strings.Contains(tc.path, "/members/") {
+						method = "DELETE"
+					}
+					if strings.HasSuffix(tc.path, "/promote") {
+						method = "POST"
+					}
+					checkErrShape(t, rw.call(tc.as, request{method: method, path: tc.path}), 400, "")
+				})
+			}
+			t.Run("a JSON config or OCR result may carry an escaped NUL: it stays escaped text", func(t *testing.T) {
+				resp := rw.call(groupKey, request{method: "PUT", path: "/api/documents/" + d.ID + "/ocr", body: `{"result":{"text":"a\u0000b"}}`})
+				resp.Body.Close()
+				if resp.StatusCode >= 300 {
+					t.Fatalf("%s", resp.Status)
+				}
+			})
+		})
+	}
+}
