@@ -87,7 +87,7 @@ func testAPIKeyEndpoints(t *testing.T, w *world) {
 		if resp.StatusCode != 201 {
 			t.Fatalf("%s", resp.Status)
 		}
-		resp = w.do(w.sysadmin, request{method: "POST", path: "/api/api-key", body: `{"groupId":"no-such-group"}`, header: csrf(w.sysadmin)})
+		resp = w.do(w.sysadmin, request{method: "POST", path: "/api/api-key", body: `{"groupId":"00000000-0000-4000-8000-000000000000"}`, header: csrf(w.sysadmin)})
 		if resp.StatusCode != 404 {
 			t.Fatalf("unknown group: %s", resp.Status)
 		}

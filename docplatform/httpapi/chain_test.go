@@ -718,3 +718,27 @@ func FuzzAuthRequests(f *testing.F) {
 		}
 	})
 }
+
+// A system admin skips the membership lookup, so a group id that no store
+// could have made (NUL, invalid UTF-8) must be refused before it reaches the
+// database: PostgreSQL fails such a query with a 500 otherwise.
+func TestSystemAdminWithMalformedGroupIDGets400(t *testing.T) {
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			w := newWorld(t, onStore(b.open))
+			for _, tc := range []struct{ name, method, path, body string }{
+				{"NUL in the query", "GET", "/api/api-key?groupId=%00", ""},
+				{"invalid UTF-8 in the query", "GET", "/api/api-key?groupId=%ff", ""},
+				{"NUL in the body", "POST", "/api/api-key", `{"groupId":"a\u0000"}`},
+			} {
+				t.Run(tc.name, func(t *testing.T) {
+					resp := w.do(w.sysadmin, request{method: tc.method, path: tc.path, body: tc.body,
+						header: map[string]string{"X-CSRF-Token": w.csrf(w.sysadmin)}})
+					if resp.StatusCode != 400 {
+						t.Fatalf("%s %s: %s, want 400", tc.method, tc.path, resp.Status)
+					}
+				})
+			}
+		})
+	}
+}

@@ -63,6 +63,15 @@ func (s *Server) identityCheck(rt *Route) func(http.Handler) http.Handler {
 					httperr.Write(w, status, msg)
 					return
 				}
+				if id.IsSystemAdmin && !isUUID(gid) {
+					// Group ids are UUIDs the store made: anything else names no
+					// group. A system admin skips the membership lookup that
+					// refuses it for everyone else, so refuse it here, before
+					// a NUL byte or invalid UTF-8 reaches PostgreSQL — 400, as
+					// the resource handlers answer a malformed id.
+					httperr.Write(w, http.StatusBadRequest, a.GroupField+" must be a UUID")
+					return
+				}
 				if !id.IsSystemAdmin {
 					role, ok := id.GroupRoles[gid]
 					if !ok {
