@@ -1,10 +1,14 @@
 // Package docplatform holds the domain of the document platform: who is
-// calling (Identity), what they may do (Role, AccessLevel), and the records
-// authorization rests on (User, Group, Membership, APIKey).
+// calling (Identity), what they may do (Role), the records authorization
+// rests on (User, Group, Membership, APIKey), and the group-scoped resources
+// they protect (documents, OCR results, workflows, review sessions,
+// membership requests, audit entries).
 //
 // The packages beside it are leaves that implement or use these types:
-// sqlstore (SQLite and PostgreSQL), devidp (the development OpenID
-// provider), and the HTTP layer with its check chain. Nothing here imports a
+// sqlstore (SQLite and PostgreSQL), filestore (document bytes on disk), sso
+// (the OpenID client and token verifier), devidp (the development OpenID
+// provider), httpapi (routes, the check chain, handlers), config (the
+// environment), platform (serve) and dev (govkit dev). Nothing here imports a
 // driver or net/http.
 package docplatform
 

@@ -1,7 +1,9 @@
 // Package httpapi is the document platform's HTTP layer: the route table,
 // the five-check request chain, the auth endpoints of the
 // backend-for-frontend login (login, callback, me, refresh, logout), the
-// API-key endpoints, health, security headers and CORS.
+// API-key endpoints, the group-scoped resources (groups, memberships, users,
+// documents, OCR results, workflows, review sessions, audit log), the
+// OpenAPI document and its docs page, health, security headers and CORS.
 //
 // Every route is declared in one table (routes.go) with its access level
 // next to its handler. Each route's handler is wrapped in the checks in the

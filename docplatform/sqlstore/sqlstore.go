@@ -1,6 +1,7 @@
 // Package sqlstore keeps the document platform's records — users, groups
-// (soft-deleted, never erased), memberships, API keys — in SQLite or
-// PostgreSQL through database/sql.
+// (soft-deleted, never erased), memberships and membership requests, API
+// keys, documents, OCR results, workflows and their versions, review
+// sessions and the audit log — in SQLite or PostgreSQL through database/sql.
 //
 // Open picks the database from one URL: postgres:// or postgresql:// is
 // PostgreSQL (pgx); anything else is a SQLite file path or file: URL
