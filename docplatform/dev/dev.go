@@ -39,7 +39,10 @@ const (
 type Options struct {
 	DataDir string // everything kept on disk: database, cookie secret, provider key, documents
 	Host    string // interface to listen on; 127.0.0.1 by default
-	Logger  *slog.Logger
+	// PlatformPort and ProviderPort default to PlatformPort and ProviderPort
+	// above ("0" picks a free port). A taken port falls back to a free one.
+	PlatformPort, ProviderPort string
+	Logger                     *slog.Logger
 	// DatabaseURL overrides the SQLite file under DataDir (tests run the
 	// same stack on PostgreSQL).
 	DatabaseURL string
@@ -66,6 +69,12 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
 	}
+	if o.PlatformPort == "" {
+		o.PlatformPort = PlatformPort
+	}
+	if o.ProviderPort == "" {
+		o.ProviderPort = ProviderPort
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
@@ -76,13 +85,13 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	pln, err := listen(o.Host, PlatformPort)
+	pln, err := listen(o.Host, o.PlatformPort)
 	if err != nil {
 		return nil, err
 	}
 	platformURL := "http://" + pln.Addr().String()
 	users := devidp.DemoUsers()
-	idp, err := devidp.Start(ctx, net.JoinHostPort(o.Host, ProviderPort), providerConfig(o, platformURL, secret))
+	idp, err := devidp.Start(ctx, net.JoinHostPort(o.Host, o.ProviderPort), providerConfig(o, platformURL, secret))
 	if err != nil {
 		// The usual port is taken: any free one will do.
 		idp, err = devidp.Start(ctx, net.JoinHostPort(o.Host, "0"), providerConfig(o, platformURL, secret))

@@ -428,15 +428,28 @@ func resolve(resp *http.Response) string {
 func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
 	getenv := func(string) string { return "" }
-	run := func() *stack {
+	// The restart must come back on the same ports, as `govkit dev` does
+	// on its default ones: the provider's port is part of the issuer its
+	// tokens name. Free ports keep other tests (and a developer's own
+	// `govkit dev`) from shifting them.
+	run := func(platformPort, providerPort string) *stack {
 		var out bytes.Buffer
-		s, err := dev.Start(context.Background(), dev.Options{DataDir: dir, Getenv: getenv}, &out)
+		s, err := dev.Start(context.Background(), dev.Options{DataDir: dir, Getenv: getenv,
+			PlatformPort: platformPort, ProviderPort: providerPort}, &out)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return &stack{Stack: s, t: t, base: s.Platform.URL, out: out.String()}
 	}
-	first := run()
+	port := func(rawURL string) string {
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return u.Port()
+	}
+	first := run("0", "0")
+	platformPort, providerPort := port(first.Platform.URL), port(first.Provider.URL)
 	c := browser(t)
 	first.login(t, c, "admin", "Admin-123")
 	secret, err := os.ReadFile(filepath.Join(dir, "docplatform-cookie-secret"))
@@ -445,7 +458,10 @@ func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 	}
 	first.Stop(context.Background())
 
-	second := run()
+	second := run(platformPort, providerPort)
+	if port(second.Platform.URL) != platformPort || port(second.Provider.URL) != providerPort {
+		t.Skipf("ports %s/%s were taken by someone else between the two runs", platformPort, providerPort)
+	}
 	defer second.Stop(context.Background())
 	if again, _ := os.ReadFile(filepath.Join(dir, "docplatform-cookie-secret")); !bytes.Equal(again, secret) {
 		t.Fatal("cookie secret changed on restart")
