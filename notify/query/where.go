@@ -427,46 +427,19 @@ func (c whereConv) cast(path string, v any, field string) (any, error) {
 // literals: they would be read as operators by some servers and are never
 // a legitimate field name.
 func literal(path string, v any, depth int) (any, error) {
-	if depth > maxDepth {
-		return nil, errorf(path, "is nested more than %d levels deep", maxDepth)
-	}
-	switch t := v.(type) {
-	case object:
-		d := make(bson.D, 0, len(t))
-		for _, m := range t {
-			p := path + "." + m.key
-			if strings.HasPrefix(m.key, "$") {
-				return nil, unknownOpError(p, m.key)
-			}
-			if strings.IndexByte(m.key, 0) >= 0 {
-				return nil, errorf(p, "a field name may not contain a NUL character")
-			}
-			val, err := literal(p, m.val, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			d = append(d, bson.E{Key: m.key, Value: val})
-		}
-		return d, nil
-	case []any:
-		out := make(bson.A, len(t))
-		for i, e := range t {
-			val, err := literal(path+"["+strconv.Itoa(i)+"]", e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = val
-		}
-		return out, nil
-	case json.Number:
-		return number(path, t)
-	}
-	return v, nil
+	return walkValue(path, v, depth, nil, false)
 }
 
 // geoValue converts the value of a geospatial operator: GeoJSON objects and
-// coordinate lists, with only the geospatial $-keys.
+// coordinate lists, with only the geospatial $-keys. Bracket-form
+// coordinates arrive as text, so numeric strings become numbers.
 func geoValue(path string, v any, depth int) (any, error) {
+	return walkValue(path, v, depth, geoKeys, true)
+}
+
+// walkValue converts a value to BSON, admitting only the $-keys in allowed
+// and, when numericText is set, reading numeric strings as numbers.
+func walkValue(path string, v any, depth int, allowed map[string]bool, numericText bool) (any, error) {
 	if depth > maxDepth {
 		return nil, errorf(path, "is nested more than %d levels deep", maxDepth)
 	}
@@ -475,13 +448,13 @@ func geoValue(path string, v any, depth int) (any, error) {
 		d := make(bson.D, 0, len(t))
 		for _, m := range t {
 			p := path + "." + m.key
-			if strings.HasPrefix(m.key, "$") && !geoKeys[m.key] {
+			if strings.HasPrefix(m.key, "$") && !allowed[m.key] {
 				return nil, unknownOpError(p, m.key)
 			}
 			if strings.IndexByte(m.key, 0) >= 0 {
 				return nil, errorf(p, "a field name may not contain a NUL character")
 			}
-			val, err := geoValue(p, m.val, depth+1)
+			val, err := walkValue(p, m.val, depth+1, allowed, numericText)
 			if err != nil {
 				return nil, err
 			}
@@ -491,7 +464,7 @@ func geoValue(path string, v any, depth int) (any, error) {
 	case []any:
 		out := make(bson.A, len(t))
 		for i, e := range t {
-			val, err := geoValue(path+"["+strconv.Itoa(i)+"]", e, depth+1)
+			val, err := walkValue(path+"["+strconv.Itoa(i)+"]", e, depth+1, allowed, numericText)
 			if err != nil {
 				return nil, err
 			}
@@ -501,9 +474,10 @@ func geoValue(path string, v any, depth int) (any, error) {
 	case json.Number:
 		return number(path, t)
 	case string:
-		// Bracket-form coordinates arrive as text.
-		if f, err := strconv.ParseFloat(t, 64); err == nil {
-			return f, nil
+		if numericText {
+			if f, err := strconv.ParseFloat(t, 64); err == nil {
+				return f, nil
+			}
 		}
 		return t, nil
 	}
