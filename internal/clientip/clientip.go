@@ -141,3 +141,24 @@ func parseHop(s string) (netip.Addr, bool) {
 	}
 	return parseHostPort(s)
 }
+
+// LimitKey is the key under which a client's rate-limit budget is counted.
+// An IPv4 address (IPv4-mapped IPv6 included, unmapped) is its own key. An
+// IPv6 address is keyed by its network prefix of v6PrefixBits bits, in
+// canonical prefix form ("2001:db8:1:2::/64"): one subscriber is usually
+// handed a whole /64, and keying on the full address would give a single
+// host 2^64 separate budgets. With v6PrefixBits 128 the address itself is
+// the key. Bits outside 0..128 are clamped; zones are dropped, as they name
+// the receiving interface rather than the client.
+func LimitKey(addr netip.Addr, v6PrefixBits int) string {
+	addr = addr.Unmap().WithZone("")
+	if !addr.Is6() {
+		return addr.String()
+	}
+	bits := min(max(v6PrefixBits, 0), 128)
+	if bits == 128 {
+		return addr.String()
+	}
+	p, _ := addr.Prefix(bits) // cannot fail: an IPv6 address, bits in 0..128
+	return p.String()
+}

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"testing"
 
 	"github.com/govkit/govkit/internal/clientip"
@@ -120,4 +121,37 @@ func FuzzClientIP(f *testing.F) {
 			t.Fatalf("empty client IP for remote %q", remote)
 		}
 	})
+}
+
+func TestLimitKey(t *testing.T) {
+	cases := []struct {
+		name string
+		addr string
+		bits int
+		want string
+	}{
+		{"IPv4 is the address", "198.51.100.7", 64, "198.51.100.7"},
+		{"IPv4 ignores the IPv6 prefix length", "198.51.100.7", 32, "198.51.100.7"},
+		{"IPv4-mapped IPv6 is unmapped", "::ffff:198.51.100.7", 64, "198.51.100.7"},
+		{"IPv4-mapped IPv6 with 128 bits is unmapped", "::ffff:198.51.100.7", 128, "198.51.100.7"},
+		{"IPv6 keyed by its /64", "2001:db8:1:2:aaaa:bbbb:cccc:dddd", 64, "2001:db8:1:2::/64"},
+		{"two hosts of one /64 share the key", "2001:db8:1:2::1", 64, "2001:db8:1:2::/64"},
+		{"neighbouring /64 gets its own key", "2001:db8:1:3::1", 64, "2001:db8:1:3::/64"},
+		{"IPv6 keyed by a /48", "2001:db8:1:2::1", 48, "2001:db8:1::/48"},
+		{"IPv6 keyed by a /56 not on a group boundary", "2001:db8:1:2ff::1", 56, "2001:db8:1:200::/56"},
+		{"IPv6 with 128 bits is the address", "2001:db8:1:2::1", 128, "2001:db8:1:2::1"},
+		{"IPv6 with 128 bits is canonical", "2001:0DB8:0:0::0001", 128, "2001:db8::1"},
+		{"loopback /64", "::1", 64, "::/64"},
+		{"zone dropped", "fe80::1%eth0", 64, "fe80::/64"},
+		{"zone dropped with 128 bits", "fe80::1%eth0", 128, "fe80::1"},
+		{"bits above 128 clamp to the address", "2001:db8::1", 200, "2001:db8::1"},
+		{"negative bits clamp to /0", "2001:db8::1", -1, "::/0"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := clientip.LimitKey(netip.MustParseAddr(c.addr), c.bits); got != c.want {
+				t.Errorf("LimitKey(%s, %d) = %q, want %q", c.addr, c.bits, got, c.want)
+			}
+		})
+	}
 }
