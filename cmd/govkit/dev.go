@@ -14,6 +14,9 @@ import (
 type devOptions struct {
 	dataDir string // everything the embedded defaults keep on disk
 	host    string // interface to listen on; loopback by default
+	// tokenLifetime is the development OpenID provider's access-token
+	// lifetime (the document platform's sessions refresh at 75 % of it).
+	tokenLifetime time.Duration
 }
 
 // A devPart is one service that `govkit dev` runs. start returns once the
@@ -41,8 +44,9 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 	var o devOptions
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "directory for everything the embedded defaults keep on disk")
 	fs.StringVar(&o.host, "host", "127.0.0.1", "interface to listen on")
+	fs.DurationVar(&o.tokenLifetime, "token-lifetime", 5*time.Minute, "access-token lifetime of the development OpenID provider (a Go duration: 30s, 80s, 5m)")
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: govkit dev [--data-dir DIR] [--host ADDR]")
+		fmt.Fprintln(io.err, "Usage: govkit dev [--data-dir DIR] [--host ADDR] [--token-lifetime DURATION]")
 		fmt.Fprintln(io.err, "\nRuns every part of govkit on embedded defaults until interrupted (Ctrl-C).")
 		fs.PrintDefaults()
 	}
@@ -54,6 +58,10 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 	}
 	if fs.NArg() > 0 {
 		fs.Usage()
+		return 2
+	}
+	if o.tokenLifetime < time.Second {
+		fmt.Fprintln(io.err, "govkit dev: --token-lifetime must be at least 1s")
 		return 2
 	}
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {

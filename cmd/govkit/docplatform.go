@@ -20,7 +20,7 @@ func runDocplatformServe(ctx context.Context, args []string, io stdio) int {
 // startDocplatformDev starts the document platform for `govkit dev`: the
 // development OpenID provider and the platform on SQLite in the data dir.
 func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (func(context.Context) error, error) {
-	s, err := dev.Start(ctx, dev.Options{DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv}, w)
+	s, err := dev.Start(ctx, dev.Options{DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv, TokenLifetime: o.tokenLifetime}, w)
 	if err != nil {
 		return nil, err
 	}

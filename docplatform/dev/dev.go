@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/config"
@@ -50,6 +51,12 @@ type Options struct {
 	// dev platform as they tune `serve` (the SSO and storage settings are
 	// always the dev ones).
 	Getenv func(string) string
+	// TokenLifetime is how long the development provider's access tokens
+	// live (`govkit dev --token-lifetime`); zero means the provider's
+	// default of 5 minutes. The platform's /api/auth/me and refresh
+	// answers (expires_in) and the access cookie follow it, so the web
+	// UI's refresh rules can be watched with a short one.
+	TokenLifetime time.Duration
 }
 
 // Stack is the running development platform.
@@ -74,6 +81,9 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 	}
 	if o.ProviderPort == "" {
 		o.ProviderPort = ProviderPort
+	}
+	if o.TokenLifetime < 0 {
+		return nil, fmt.Errorf("token lifetime %v: must be positive", o.TokenLifetime)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -160,6 +170,9 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 
 	fmt.Fprintf(w, "document platform: %s (API under /api, health %s/api/health, sign in at %s/api/auth/login)\n", platformURL, platformURL, platformURL)
 	fmt.Fprintf(w, "development OpenID provider: %s (issuer %s)\n", idp.URL, idp.Issuer())
+	if o.TokenLifetime > 0 {
+		fmt.Fprintf(w, "access tokens live %v (--token-lifetime); the web UI refreshes at 75 %% of that\n", o.TokenLifetime)
+	}
 	fmt.Fprintln(w, "demo logins (development only):")
 	for _, u := range users {
 		role := "user"
@@ -184,8 +197,9 @@ func providerConfig(o Options, platformURL, secret string) devidp.Config {
 			RedirectURIs:           []string{platformURL + "/api/auth/callback"},
 			PostLogoutRedirectURIs: []string{platformURL, platformURL + "/"},
 		}},
-		KeyFile: filepath.Join(o.DataDir, "devidp-signing-key.pem"),
-		Logger:  o.Logger,
+		KeyFile:             filepath.Join(o.DataDir, "devidp-signing-key.pem"),
+		Logger:              o.Logger,
+		AccessTokenLifetime: o.TokenLifetime,
 	}
 }
 

@@ -64,8 +64,20 @@ func (s *Server) routeTable() []Route {
 		// frontend on another origin would otherwise get half the budget
 		// the limits promise. They cost no database or provider work.
 		{"OPTIONS", "/", Public(), limitNone, s.preflight},
+		{"GET", "/", Public(), limitGlobal, s.frontend},
 		{"", "/", Public(), limitGlobal, s.notFound},
 	}...)
+}
+
+// frontend serves the web UI (Options.Frontend) at every GET path outside
+// /api/ that no other route matches: the page for its client-side routes,
+// its scripts, styles and icons.
+func (s *Server) frontend(w http.ResponseWriter, r *http.Request) {
+	if s.o.Frontend == nil || r.URL.Path == "/api" || strings.HasPrefix(r.URL.Path, "/api/") {
+		s.notFound(w, r)
+		return
+	}
+	s.o.Frontend.ServeHTTP(w, r)
 }
 
 // notFound answers requests no route matches: 405 with Allow when the path
@@ -78,7 +90,8 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 		}
 		probe := r.Clone(r.Context())
 		probe.Method = m
-		if _, p := s.mux.Handler(probe); p != "" && p != "/" && !strings.HasPrefix(p, "OPTIONS ") {
+		// The fallbacks match every path; they say nothing of this one.
+		if _, p := s.mux.Handler(probe); p != "" && p != "/" && p != "GET /" && !strings.HasPrefix(p, "OPTIONS ") {
 			allow = append(allow, m)
 		}
 	}

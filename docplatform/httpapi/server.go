@@ -82,6 +82,12 @@ type Options struct {
 	// Routes are added to the platform's own (resource packages register
 	// theirs here); each must declare its access level.
 	Routes []Route
+
+	// Frontend, when set, serves the web UI: GET and HEAD requests outside
+	// /api/ that no route matches (the UI's own paths and its client-side
+	// routes). Paths under /api/ stay JSON 404s. It runs behind the rate
+	// limit and under the security headers, the CSP included.
+	Frontend http.Handler
 }
 
 // Server serves the platform's API. Create it with New; it is an

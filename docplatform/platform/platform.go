@@ -24,6 +24,7 @@ import (
 	"github.com/govkit/govkit/docplatform/httpapi"
 	"github.com/govkit/govkit/docplatform/sqlstore"
 	"github.com/govkit/govkit/docplatform/sso"
+	"github.com/govkit/govkit/docplatform/webui"
 	"github.com/govkit/govkit/internal/ratelimit"
 )
 
@@ -125,7 +126,8 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.APIKeyMaxFailedAttempts, Window: cfg.APIKeyFailedWindow},
 		Counters:       counters, ClientIP: cfg.TrustedProxies, Logger: log,
-		Audit: store,
+		Audit:    store,
+		Frontend: webui.Handler(),
 	})
 	if err != nil {
 		return nil, err

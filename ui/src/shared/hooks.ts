@@ -1,0 +1,78 @@
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { SessionEndedError } from "./api";
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload: () => void;
+  set: (v: T) => void;
+}
+
+/** Runs load when deps change (and on reload) and keeps its latest
+ * result; an answer that arrives after a newer request is dropped. A
+ * session that ended shows no error: the page is leaving. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [data, setData] = useState<T | undefined>(undefined);
+  const [error, setError] = useState<unknown>(undefined);
+  const [loading, setLoading] = useState(true);
+  const [tick, setTick] = useState(0);
+  const seq = useRef(0);
+  useEffect(() => {
+    const n = ++seq.current;
+    setLoading(true);
+    setError(undefined);
+    load().then(
+      (v) => {
+        if (n !== seq.current) return;
+        setData(v);
+        setLoading(false);
+      },
+      (e: unknown) => {
+        if (n !== seq.current || e instanceof SessionEndedError) return;
+        setError(e);
+        setLoading(false);
+      },
+    );
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [...deps, tick]);
+  return {
+    data,
+    error,
+    loading,
+    reload: useCallback(() => setTick((t) => t + 1), []),
+    set: useCallback((v: T) => setData(v), []),
+  };
+}
+
+export interface Action {
+  busy: boolean;
+  error: unknown;
+  /** Runs fn unless one is running; its error is kept for display. */
+  run: (fn: () => Promise<unknown>) => Promise<boolean>;
+  clear: () => void;
+}
+
+/** State of a button's action: busy while it runs, its error after. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(undefined);
+  const running = useRef(false);
+  const run = useCallback(async (fn: () => Promise<unknown>) => {
+    if (running.current) return false;
+    running.current = true;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await fn();
+      return true;
+    } catch (e) {
+      if (!(e instanceof SessionEndedError)) setError(e);
+      return false;
+    } finally {
+      running.current = false;
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, run, clear: useCallback(() => setError(undefined), []) };
+}
