@@ -57,8 +57,8 @@ type requestLog struct {
 }
 
 func (l requestLog) Enabled(context.Context, slog.Level) bool { return true }
-func (l requestLog) WithAttrs([]slog.Attr) slog.Handler      { return l }
-func (l requestLog) WithGroup(string) slog.Handler           { return l }
+func (l requestLog) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l requestLog) WithGroup(string) slog.Handler            { return l }
 
 func (l requestLog) Handle(_ context.Context, r slog.Record) error {
 	if r.Message != "request" {
