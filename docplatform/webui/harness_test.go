@@ -464,10 +464,28 @@ func (b *browserTab) deleteCookie(name, path string) {
 // setCookie replaces a cookie's value, keeping its path and flags.
 func (b *browserTab) setCookie(name, path, value string) {
 	b.t.Helper()
-	u, _ := url.Parse(b.w.base)
-	if _, err := chromedp.Call(b.ctx, network.SetCookie, network.SetCookieParams{Name: name, Value: value, Domain: u.Hostname(), Path: path, HTTPOnly: new(true), SameSite: network.CookieSameSiteLax}); err != nil {
+	if _, err := chromedp.Call(b.ctx, network.SetCookie, network.SetCookieParams{Name: name, Value: value, URL: b.w.base + path, Path: path, HTTPOnly: new(true), SameSite: network.CookieSameSiteLax}); err != nil {
 		b.t.Fatal(err)
 	}
+}
+
+// setVisible hides the page (by minimising its window, which headless
+// Chromium reports to the page as document.visibilityState "hidden") or
+// shows it again, and waits until the page sees it.
+func (b *browserTab) setVisible(visible bool) {
+	b.t.Helper()
+	win, err := chromedp.Call(b.ctx, browser.GetWindowForTarget, browser.GetWindowForTargetParams{})
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	state, want := browser.WindowStateMinimized, "hidden"
+	if visible {
+		state, want = browser.WindowStateNormal, "visible"
+	}
+	if _, err := chromedp.Call(b.ctx, browser.SetWindowBounds, browser.SetWindowBoundsParams{WindowID: win.WindowID, Bounds: &browser.Bounds{WindowState: state}}); err != nil {
+		b.t.Fatal(err)
+	}
+	b.until("the page "+want, `document.visibilityState === "`+want+`"`)
 }
 
 // storageHoldsNoToken checks the promise that the UI keeps no token in
