@@ -1,0 +1,132 @@
+package webui_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// visit loads a page of the app from its address and waits until it has
+// finished loading (no loading indicator left) and shows want.
+func (b *browserTab) visit(path string, want ...string) {
+	b.t.Helper()
+	b.open(path)
+	b.until("the signed-in page at "+path, `document.getElementById("signed-in-as")`)
+	for _, s := range want {
+		b.untilText(s)
+	}
+	b.until("the page at "+path+" loaded", `document.querySelectorAll(".loading").length === 0`)
+}
+
+// takeProblems returns and forgets what the pages reported so far.
+func (b *browserTab) takeProblems() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p := b.problems
+	b.problems = nil
+	return p
+}
+
+// Every page, for a system admin, a group admin and a member: each loads
+// without a console message, an exception or a CSP violation, shows its
+// content, and calls nothing the server refuses (no admin route for a
+// member, no OCR result that does not exist, no API-key call for a
+// non-admin).
+func TestEveryPageLoadsCleanly(t *testing.T) {
+	w := newWorld(t, worldOptions{})
+	d := seedDemo(t, w)
+	seeded := len(w.served(""))
+
+	t.Run("system admin", func(t *testing.T) {
+		b := newBrowser(t, w, 1280, 900)
+		b.signIn("admin")
+		b.visit("/documents", "Upload a document", "Invoice 1042")
+		b.visit("/documents/"+d.invoice.ID, "tesseract 5.4", "Northwind Supplies", "completed")
+		b.visit("/documents/"+d.plan.ID, "No OCR result yet", "has not been reviewed yet")
+		b.visit("/review", "Waiting for review", "Locked")
+		b.visit("/reviews/"+d.bobSession, "This document is locked")
+		b.visit("/workflows", "Invoice intake", "Permit triage")
+		b.visit("/workflows/"+d.workflow, "Versions", "v2", "fra")
+		b.visit("/groups", "My membership requests")
+		b.visit("/groups/"+d.finance.ID, "API key", "Last used", "Alice Member", "Bob Member")
+		b.visit("/groups/"+d.permits.ID, "I audit the permit office", "Approve")
+		b.visit("/audit", "Report by day", "API key created", "Signed in")
+		b.do(chromedp.Click(byText("button", "Show report")))
+		b.untilText("days counted in")
+		b.visit("/admin/users", "Ada Admin", "Alice Member", "Bob Member")
+		b.visit("/admin/groups", "Finance", "Permits")
+		b.visit("/profile", "System admin", "admin@govkit.test")
+		b.visit("/no/such/page", "Page not found")
+
+		t.Run("the check itself sees a CSP violation", func(t *testing.T) {
+			evalJS[bool](b, `(() => { const s = document.createElement("script"); s.textContent = "window.__ran = 1"; document.body.appendChild(s); return true; })()`)
+			// The report is an event that comes soon after; wait for it.
+			for deadline := time.Now().Add(wait); len(b.peekProblems()) == 0 && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+			}
+			got := b.takeProblems()
+			if !slices.ContainsFunc(got, func(p string) bool { return strings.Contains(p, "CSP violation") }) {
+				t.Fatalf("an injected inline script went unreported: %v", got)
+			}
+			if evalJS[bool](b, `window.__ran === 1`) {
+				t.Fatal("an inline script ran under the CSP")
+			}
+		})
+	})
+
+	t.Run("group admin", func(t *testing.T) {
+		b := newBrowser(t, w, 1280, 900)
+		b.signIn("alice")
+		b.visit("/review", "Waiting for review", "Locked", "Bob Member", "You, until")
+		b.visit("/reviews/"+d.aliceSession, "Correct the OCR result", "merchant", "Complete review")
+		b.visit("/documents/"+d.lease.ID, "Being reviewed by", "Bob Member")
+		b.visit("/groups/"+d.finance.ID, "API key", "Membership requests", "No one is waiting to join.")
+		b.visit("/groups/"+d.permits.ID, "You are a member", "Bob Member")
+		if b.has(`API key`) {
+			t.Error("a member of Permits sees its API key section")
+		}
+		b.visit("/audit", "Report by day")
+		b.visit("/admin/users", "Page not found")
+		if b.has("System administration") {
+			t.Error("a group admin sees the system administration menu")
+		}
+	})
+
+	t.Run("member", func(t *testing.T) {
+		b := newBrowser(t, w, 390, 844) // a phone
+		b.signIn("bob")
+		b.visit("/documents", "Office lease 2026.pdf")
+		b.visit("/groups/"+d.finance.ID, "You are a member")
+		b.visit("/profile", "Bob Member", "bob@govkit.test")
+		b.visit("/audit", "Report by day") // bob administers Permits
+	})
+
+	var refused []served
+	for _, r := range w.served("")[seeded:] {
+		if r.Status >= 400 {
+			refused = append(refused, r)
+		}
+	}
+	if len(refused) > 0 {
+		t.Errorf("the UI made calls the server refused: %v", refused)
+	}
+	for _, r := range w.served("")[seeded:] {
+		if strings.HasPrefix(r.Path, "/api/admin/") && r.Status != 200 {
+			t.Errorf("admin route called without the right: %v", r)
+		}
+	}
+}
+
+func (b *browserTab) peekProblems() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return slices.Clone(b.problems)
+}
+
+// has reports whether the page's text contains s.
+func (b *browserTab) has(s string) bool {
+	return evalJS[bool](b, `document.body.textContent.includes(`+jsString(s)+`)`)
+}
