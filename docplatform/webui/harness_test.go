@@ -281,6 +281,10 @@ func newBrowser(t *testing.T, w *world, width, height int) *browserTab {
 			t.Fatal(err)
 		}
 	}
+	if width < 500 {
+		// Below the smallest window Chromium opens: a phone's viewport.
+		b.do(chromedp.EmulateViewport(int64(width), int64(height), chromedp.EmulateMobile))
+	}
 	t.Cleanup(b.checkProblems)
 	return b
 }

@@ -130,9 +130,11 @@ export function SignedInApp() {
         >
           Menu
         </button>
-        <Link class="brand" href="/documents">
+        <Link class="brand" href="/documents" aria-label="govkit documents: your documents">
           <img src="/favicon.svg" alt="" width={28} height={28} />
-          govkit <small>documents</small>
+          <span class="brand-text">
+            govkit <small>documents</small>
+          </span>
         </Link>
         <span class="topbar-spacer" />
         <div class="who">

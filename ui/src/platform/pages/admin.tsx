@@ -130,7 +130,7 @@ function AllGroups() {
         >
           <TextField label="Name" value={name} onValue={setName} required maxLength={100} />
           <TextField label="Description" value={description} onValue={setDescription} maxLength={1000} />
-          <div class="field">
+          <div class="field-button">
             <Button type="submit" variant="primary" busy={create.busy}>
               Create group
             </Button>

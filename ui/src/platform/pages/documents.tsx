@@ -73,6 +73,8 @@ export function Documents() {
         }}
       />
       <Section title="Browse">
+        <details class="filter-box">
+          <summary>Filters{activeFilters(filters) ? ` (${activeFilters(filters)} in use)` : ""}</summary>
         <form
           class="filters"
           aria-label="Filter documents"
@@ -105,6 +107,7 @@ export function Documents() {
             </Button>
           </div>
         </form>
+        </details>
         <ErrorNote error={list.error} action="list the documents" />
         {list.loading && !list.data ? <Loading what="Loading documents" /> : null}
         {list.data ? (
@@ -123,6 +126,10 @@ export function Documents() {
       </Section>
     </>
   );
+}
+
+function activeFilters(f: Filters): number {
+  return Object.values(f).filter((v) => v !== "").length;
 }
 
 function emptyText(f: Filters, groups: number): string {

@@ -192,7 +192,7 @@ function Members({ groupId, admin }: { groupId: string; admin: boolean }) {
         >
           <TextField label="Add a person by user ID" value={newUser} onValue={setNewUser} hint="People find their user ID on their profile page. They must have signed in once." spellcheck={false} autoComplete="off" class="mono-input" />
           <SelectField label="As" value={newRole} options={roleOptions} onValue={(v) => setNewRole(v as Role)} />
-          <div class="field">
+          <div class="field-button">
             <Button type="submit" busy={change.busy}>
               Add member
             </Button>

@@ -38,7 +38,9 @@ export function SignedOut({ reason }: { reason?: SignedOutReason }) {
       <header class="topbar">
         <span class="brand">
           <img src="/favicon.svg" alt="" width={28} height={28} />
-          govkit <small>documents</small>
+          <span class="brand-text">
+            govkit <small>documents</small>
+          </span>
         </span>
       </header>
       <main id="main" class="signin">
