@@ -98,6 +98,7 @@ var routeDocs = map[string]routeDoc{
 	"GET /api/audit":                                          {"The audit log, newest first", "audit", ""},
 	"GET /api/audit/report":                                   {"The audit report for a date range (date form)", "audit", ""},
 	"GET /api/openapi.json":                                   {"This document", "platform", ""},
+	"GET /":                                                   {"The web UI: its page at every path outside /api/, and its files", "platform", ""},
 	"GET /api/docs":                                           {"The API documentation page", "platform", ""},
 	"GET /api/docs/{file}":                                    {"The documentation page's assets", "platform", ""},
 }
@@ -113,7 +114,7 @@ var pathParam = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)(\.\.\.)?\}`)
 func (s *Server) OpenAPI() map[string]any {
 	paths := map[string]map[string]any{}
 	for _, rt := range s.routes {
-		if rt.Method == "" || rt.Method == "OPTIONS" || rt.Pattern == "/" {
+		if rt.Method == "" || rt.Method == "OPTIONS" {
 			continue
 		}
 		p := pathParam.ReplaceAllString(rt.Pattern, "{$1}")

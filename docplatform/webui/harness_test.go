@@ -227,6 +227,7 @@ type browserTab struct {
 	ctx      context.Context
 	mu       sync.Mutex
 	problems []string
+	seen     []string // every message, expected ones included
 	// expected are log entries a test provokes on purpose (a 401 before
 	// the shared refresh); anything else is a problem.
 	expected []*regexp.Regexp
@@ -317,6 +318,7 @@ func (b *browserTab) onEvent(ev any) {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.seen = append(b.seen, p)
 	for _, re := range b.expected {
 		if re.MatchString(p) {
 			return

@@ -102,7 +102,7 @@ export function ReviewQueue() {
                   label: "Lock",
                   cell: (r) =>
                     r.lockError ? (
-                      <span class="muted">unknown</span>
+                      <span role="alert">Unknown: {r.lockError instanceof Error ? r.lockError.message : "the lock could not be read"}</span>
                     ) : !r.lock ? (
                       <Badge tone="good">Available</Badge>
                     ) : r.lock.reviewerId === me.sub ? (
