@@ -31,6 +31,8 @@ func TestDispatch(t *testing.T) {
 		{"a part without a subcommand prints its usage and exits 2", []string{"event"}, 2, "", "Usage: govkit event"},
 		{"dev rejects an unknown flag", []string{"dev", "--bogus"}, 2, "", "flag provided but not defined"},
 		{"dev rejects stray arguments", []string{"dev", "extra"}, 2, "", "Usage: govkit dev"},
+		{"dev's token lifetime is a Go duration", []string{"dev", "--token-lifetime", "soon"}, 2, "", "invalid value"},
+		{"dev's token lifetime is at least a second", []string{"dev", "--token-lifetime", "500ms"}, 2, "", "--token-lifetime must be at least 1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
