@@ -328,24 +328,24 @@ func (l *loader) decode(c *Config) {
 
 	cr := &c.Cron
 	pd := &cr.PurgeData
-	pd.TimeSpec = r.str("cron.purgeData.timeSpec")
-	pd.DefaultRetentionDays = r.number("cron.purgeData.defaultRetentionDays")
+	pd.TimeSpec = r.timeSpec("cron.purgeData.timeSpec")
+	pd.DefaultRetentionDays = r.span("cron.purgeData.defaultRetentionDays", r.number("cron.purgeData.defaultRetentionDays"))
 	days := func(key string) float64 {
 		if _, ok := r.get("cron.purgeData." + key); !ok {
 			return pd.DefaultRetentionDays
 		}
-		return r.number("cron.purgeData." + key)
+		return r.span("cron.purgeData."+key, r.number("cron.purgeData."+key))
 	}
 	pd.PushNotificationRetentionDays = days("pushNotificationRetentionDays")
 	pd.ExpiredInAppNotificationRetentionDays = days("expiredInAppNotificationRetentionDays")
 	pd.NonConfirmedSubscriptionRetentionDays = days("nonConfirmedSubscriptionRetentionDays")
 	pd.DeletedBounceRetentionDays = days("deletedBounceRetentionDays")
 	pd.ExpiredAccessTokenRetentionDays = days("expiredAccessTokenRetentionDays")
-	cr.DispatchLiveNotifications.TimeSpec = r.str("cron.dispatchLiveNotifications.timeSpec")
-	cr.CheckRssConfigUpdates.TimeSpec = r.str("cron.checkRssConfigUpdates.timeSpec")
-	cr.DeleteBounces.TimeSpec = r.str("cron.deleteBounces.timeSpec")
-	cr.DeleteBounces.MinLapsedHoursSinceLatestNotificationEnded = r.number("cron.deleteBounces.minLapsedHoursSinceLatestNotificationEnded")
-	cr.ReDispatchBroadcastPushNotifications.TimeSpec = r.str("cron.reDispatchBroadcastPushNotifications.timeSpec")
+	cr.DispatchLiveNotifications.TimeSpec = r.timeSpec("cron.dispatchLiveNotifications.timeSpec")
+	cr.CheckRssConfigUpdates.TimeSpec = r.timeSpec("cron.checkRssConfigUpdates.timeSpec")
+	cr.DeleteBounces.TimeSpec = r.timeSpec("cron.deleteBounces.timeSpec")
+	cr.DeleteBounces.MinLapsedHoursSinceLatestNotificationEnded = r.span("cron.deleteBounces.minLapsedHoursSinceLatestNotificationEnded", r.number("cron.deleteBounces.minLapsedHoursSinceLatestNotificationEnded"))
+	cr.ReDispatchBroadcastPushNotifications.TimeSpec = r.timeSpec("cron.reDispatchBroadcastPushNotifications.timeSpec")
 	cr.ClearRedisDatastore.TimeSpec = r.str("cron.clearRedisDatastore.timeSpec")
 
 	if conn := r.object("queue.connection"); conn != nil {

@@ -88,7 +88,7 @@ func Parse(src string) (*Spec, error) {
 		parts = append([]string{"0"}, parts...)
 	case 6:
 	default:
-		return nil, fmt.Errorf("time spec %q has %d fields: want 5, or 6 with seconds first", src, len(parts))
+		return nil, fmt.Errorf("time spec %q: want 5 fields, or 6 with seconds first; it has %d", src, len(parts))
 	}
 	sp := &Spec{src: src}
 	sets := [6]*uint64{&sp.second, &sp.minute, &sp.hour, &sp.dom, &sp.month, &sp.dow}
