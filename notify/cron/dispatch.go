@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
@@ -24,13 +25,24 @@ const (
 )
 
 // claim changes a notification only if nobody changed it since it was
-// read (same state, same updated): the one run, of however many on
-// however many nodes, that gets true owns the change.
-func (s *Service) claim(ctx context.Context, n *notify.Notification, set notify.Fields) (bool, error) {
+// read (same state, same updated): of however many runs on however many
+// nodes read that version, only the one whose claim is recorded first
+// makes the change. The claim names the notification, the job and the
+// version, so a later version can be claimed again.
+func (s *Service) claim(ctx context.Context, job string, n *notify.Notification, set notify.Fields) (bool, error) {
+	key := job + "/" + n.ID.Hex() + "/" + strconv.FormatInt(n.Updated.UnixMilli(), 10)
+	ok, err := s.o.Store.Claim(ctx, key)
+	if err != nil || !ok {
+		return false, err
+	}
 	c, err := s.o.Store.Notifications().UpdateMany(ctx,
 		doc("id", n.ID, "state", n.State, "updated", n.Updated),
 		doc("$set", set))
-	return c == 1, err
+	if err != nil {
+		_ = s.o.Store.Unclaim(context.WithoutCancel(ctx), key)
+		return false, err
+	}
+	return c == 1, nil
 }
 
 // asyncValue is the original's asyncBroadcastPushNotification ||= true: a
@@ -73,7 +85,7 @@ func (s *Service) DispatchLiveNotifications(ctx context.Context) (int, error) {
 		claimed := 0
 		for _, n := range page {
 			async := asyncValue(n)
-			ok, err := s.claim(ctx, n, doc("state", notify.StateSending, "asyncBroadcastPushNotification", async, "updatedBy", User.Fields()))
+			ok, err := s.claim(ctx, DispatchLiveNotifications, n, doc("state", notify.StateSending, "asyncBroadcastPushNotification", async, "updatedBy", User.Fields()))
 			if err != nil {
 				errs = append(errs, fmt.Errorf("claim %s: %w", n.ID.Hex(), err))
 				continue
@@ -87,15 +99,15 @@ func (s *Service) DispatchLiveNotifications(ctx context.Context) (int, error) {
 			sem <- struct{}{}
 			go func() {
 				defer func() { <-sem; wg.Done() }()
-				if err := s.dispatchLive(ctx, n); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-					return
-				}
+				sent, err := s.dispatchLive(ctx, n)
 				mu.Lock()
-				count++
-				mu.Unlock()
+				defer mu.Unlock()
+				if err != nil {
+					errs = append(errs, err)
+				}
+				if sent {
+					count++
+				}
 			}()
 		}
 		if claimed == 0 || len(page) < livePage {
@@ -112,7 +124,7 @@ func (s *Service) DispatchLiveNotifications(ctx context.Context) (int, error) {
 // dispatchLive sends one claimed notification. A unicast is checked again
 // as the API checks it: one whose subscriber is gone (or that is otherwise
 // invalid) ends in state error instead of being retried every minute.
-func (s *Service) dispatchLive(ctx context.Context, n *notify.Notification) error {
+func (s *Service) dispatchLive(ctx context.Context, n *notify.Notification) (sent bool, err error) {
 	id := n.ID.Hex()
 	notes := s.o.Store.Notifications()
 	before := n.UserChannelID
@@ -121,15 +133,15 @@ func (s *Service) dispatchLive(ctx context.Context, n *notify.Notification) erro
 		var syntax *jmesfilter.SyntaxError
 		if errors.Is(err, dispatch.ErrInvalidUser) || errors.As(err, &syntax) {
 			s.log.Warn("cron: held notification cannot be sent", "notification", id, "err", err)
-			return notes.UpdateByID(ctx, id, doc("$set", doc("state", notify.StateError)))
+			return false, notes.UpdateByID(ctx, id, doc("$set", doc("state", notify.StateError)))
 		}
 		// The store failed: put it back for the next run.
 		_ = notes.UpdateByID(ctx, id, doc("$set", doc("state", notify.StateNew)))
-		return fmt.Errorf("check %s: %w", id, err)
+		return false, fmt.Errorf("check %s: %w", id, err)
 	}
 	if n.UserChannelID != before {
 		if err := notes.UpdateByID(ctx, id, doc("$set", doc("userChannelId", n.UserChannelID))); err != nil {
-			return fmt.Errorf("notification %s: %w", id, err)
+			return false, fmt.Errorf("notification %s: %w", id, err)
 		}
 	}
 	if _, err := s.o.Dispatcher.Dispatch(ctx, n, sub, s.request(n)); err != nil {
@@ -138,9 +150,9 @@ func (s *Service) dispatchLive(ctx context.Context, n *notify.Notification) erro
 			// (here or on another node) takes it.
 			_ = notes.UpdateByID(context.WithoutCancel(ctx), id, doc("$set", doc("state", notify.StateNew)))
 		}
-		return fmt.Errorf("dispatch %s: %w", id, err)
+		return false, fmt.Errorf("dispatch %s: %w", id, err)
 	}
-	return nil
+	return true, nil
 }
 
 // ReDispatchBroadcastPushNotifications picks up broadcasts whose node
@@ -178,13 +190,13 @@ func (s *Service) ReDispatchBroadcastPushNotifications(ctx context.Context) (int
 		if last.After(cutoff) {
 			// Alive on some node: carry its progress over to the
 			// notification, so the next check waits from there.
-			if _, err := s.claim(ctx, n, doc("updated", last)); err != nil {
+			if _, err := s.o.Store.Notifications().UpdateMany(ctx, doc("id", n.ID, "state", n.State, "updated", n.Updated), doc("$set", doc("updated", last))); err != nil {
 				errs = append(errs, err)
 			}
 			continue
 		}
 		async := asyncValue(n)
-		ok, err := s.claim(ctx, n, doc("updated", now, "asyncBroadcastPushNotification", async, "updatedBy", User.Fields()))
+		ok, err := s.claim(ctx, ReDispatchBroadcastPushNotifications, n, doc("updated", now, "asyncBroadcastPushNotification", async, "updatedBy", User.Fields()))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("claim %s: %w", n.ID.Hex(), err))
 			continue

@@ -19,7 +19,11 @@ type Purged struct {
 	DeletedBounces            int64
 	ExpiredAccessTokens       int64
 	DispatchRecords           int64 // broadcast candidates and results of purged notifications
+	Claims                    int64 // claims of earlier runs (see mongostore.Store.Claim)
 }
+
+// claimRetention is how long the claim of a run is kept.
+const claimRetention = 24 * time.Hour
 
 // purgePage is how many notifications are deleted per round trip.
 const purgePage = 5000
@@ -83,11 +87,15 @@ func (s *Service) PurgeData(ctx context.Context) (Purged, error) {
 	try("expired access tokens", &p.ExpiredAccessTokens, func() (int64, error) {
 		return s.purgeAccessTokens(ctx, now.Add(-days(pd.ExpiredAccessTokenRetentionDays)))
 	})
+	// Claims only matter while the runs that made them overlap; one whose
+	// change was never made (a node died in between) is forgotten here,
+	// and the change is made by the next run.
+	try("claims", &p.Claims, func() (int64, error) { return s.o.Store.PurgeClaims(ctx, now.Add(-claimRetention)) })
 	if p != (Purged{}) {
 		s.log.Info("cron: purged", "pushNotifications", p.PushNotifications,
 			"expiredInAppNotifications", p.ExpiredInAppNotifications, "deletedInAppNotifications", p.DeletedInAppNotifications,
 			"nonConfirmedSubscriptions", p.NonConfirmedSubscriptions, "deletedBounces", p.DeletedBounces,
-			"expiredAccessTokens", p.ExpiredAccessTokens, "dispatchRecords", p.DispatchRecords)
+			"expiredAccessTokens", p.ExpiredAccessTokens, "dispatchRecords", p.DispatchRecords, "claims", p.Claims)
 	}
 	return p, errors.Join(errs...)
 }

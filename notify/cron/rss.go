@@ -195,19 +195,23 @@ func (s *Service) PollFeed(ctx context.Context, c *notify.Configuration) (int, e
 	for i, it := range kept {
 		stored[i] = it
 	}
-	var lastPoll any
-	if !rec.LastPoll.IsZero() {
-		lastPoll = rec.LastPoll
+	// Of two polls that read the same state, one writes the new one.
+	key := "rss/" + rec.ID.Hex() + "/" + strconv.FormatInt(rec.LastPoll.UnixMilli(), 10)
+	if rec.LastPoll.IsZero() {
+		key = "rss/" + rec.ID.Hex() + "/first"
 	}
-	won, err := coll.UpdateMany(ctx,
-		doc("id", rec.ID, "lastPoll", lastPoll),
-		doc("$set", doc("items", stored, "lastPoll", ts, "updatedBy", User.Fields())))
+	won, err := s.o.Store.Claim(ctx, key)
 	if err != nil {
 		return 0, err
 	}
-	if won != 1 {
+	if !won {
 		s.log.Info("cron: RSS poll superseded by another", "serviceName", rc.ServiceName)
 		return 0, nil
+	}
+	err = coll.UpdateByID(ctx, rec.ID.Hex(), doc("$set", doc("items", stored, "lastPoll", ts, "updatedBy", User.Fields())))
+	if err != nil {
+		_ = s.o.Store.Unclaim(context.WithoutCancel(ctx), key)
+		return 0, err
 	}
 	count := 0
 	var errs []error
