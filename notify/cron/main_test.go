@@ -68,15 +68,18 @@ type fixture struct {
 	catcher *mailcatcher.Catcher
 	d       *dispatch.Dispatcher
 	svc     *cron.Service
-	runs    chan cron.Run
 	cfg     *config.Config
+
+	// runs are the reported runs not yet waited for, by job.
+	mu   sync.Mutex
+	runs map[string][]cron.Run
 }
 
 type fixtureOption func(*cron.Options)
 
 func newFixture(t *testing.T, overrides map[string]any, opts ...fixtureOption) *fixture {
 	t.Helper()
-	f := &fixture{t: t, clock: cron.NewManualClock(start), runs: make(chan cron.Run, 100)}
+	f := &fixture{t: t, clock: cron.NewManualClock(start), runs: map[string][]cron.Run{}}
 	ctx := context.Background()
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
@@ -132,7 +135,7 @@ func newFixture(t *testing.T, overrides map[string]any, opts ...fixtureOption) *
 		Clock:      f.clock,
 		Location:   time.UTC,
 		Logger:     quietLog(),
-		OnRun:      func(r cron.Run) { f.runs <- r },
+		OnRun:      f.record,
 	}
 	for _, fn := range opts {
 		fn(&o)
@@ -145,19 +148,42 @@ func newFixture(t *testing.T, overrides map[string]any, opts ...fixtureOption) *
 	return f
 }
 
-// waitRun waits for the scheduler to report a run of job (other jobs'
-// runs are passed over) and returns it.
+func (f *fixture) record(r cron.Run) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.runs[r.Job] = append(f.runs[r.Job], r)
+}
+
+// waitRun waits for the next reported run of job and returns it.
 func (f *fixture) waitRun(job string) cron.Run {
 	f.t.Helper()
-	timeout := time.After(30 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
-		select {
-		case r := <-f.runs:
-			if r.Job == job {
-				return r
-			}
-		case <-timeout:
+		f.mu.Lock()
+		if q := f.runs[job]; len(q) > 0 {
+			f.runs[job] = q[1:]
+			f.mu.Unlock()
+			return q[0]
+		}
+		f.mu.Unlock()
+		if time.Now().After(deadline) {
 			f.t.Fatalf("no run of %s reported", job)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// waitRunAt waits for the run of job scheduled at t, passing over earlier
+// ones.
+func (f *fixture) waitRunAt(job string, t time.Time) cron.Run {
+	f.t.Helper()
+	for {
+		r := f.waitRun(job)
+		if !r.At.Before(t) {
+			if !r.At.Equal(t) {
+				f.t.Fatalf("%s ran at %s, not at %s", job, r.At, t)
+			}
+			return r
 		}
 	}
 }
@@ -242,5 +268,3 @@ func (f *fixture) settle() {
 func emailMessage(subject, text string) notify.Fields {
 	return notify.Fields{{Key: "from", Value: "admin@foo.com"}, {Key: "subject", Value: subject}, {Key: "textBody", Value: text}}
 }
-
-var _ sync.Mutex

@@ -186,8 +186,8 @@ func (s *Service) PollFeed(ctx context.Context, c *notify.Configuration) (int, e
 	if err != nil {
 		return 0, err
 	}
-	for _, it := range items {
-		it.Set("_notifyBCLastPoll", ts)
+	for i := range items {
+		items[i].Set("_notifyBCLastPoll", ts)
 	}
 	fresh := changedItems(rc, items, rec.Items)
 	kept := append(items, retainedItems(rc, items, rec.Items, rec.LastPoll, ts)...)
