@@ -15,6 +15,7 @@ import (
 	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
+	"github.com/govkit/govkit/notify/cron"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/embeddedmongo"
 	"github.com/govkit/govkit/notify/jmesfilter"
@@ -48,6 +49,10 @@ type AppOptions struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// Cron runs the scheduled jobs on this node; the caller decides, from
+	// the node role and NODE_ENV (see CronOptions).
+	Cron        bool
+	CronOptions CronOptions
 }
 
 // App is an assembled service: storage, senders, domain services and the
@@ -63,6 +68,7 @@ type App struct {
 
 	embedded   *embeddedmongo.Server
 	ownChannel bool
+	cron       *cron.Service
 }
 
 // OpenApp connects to storage (starting the embedded store when no uri is
@@ -149,12 +155,20 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		Config: cfg, Store: app.Store, Identifier: ident, Channel: app.Channel, Filters: filters,
 		Subscriptions: app.Subscriptions, Queue: o.Queue, Logger: log, MaxBodyBytes: o.MaxBodyBytes,
 	})
+	if o.Cron {
+		if err := app.startCron(cfg, o.CronOptions, log); err != nil {
+			return nil, err
+		}
+	}
 	return app, nil
 }
 
 // Close stops background work and releases storage and senders.
 func (a *App) Close(ctx context.Context) error {
 	var errs []error
+	if a.cron != nil {
+		errs = append(errs, a.cron.Stop(ctx))
+	}
 	if a.Server != nil {
 		errs = append(errs, a.Server.Shutdown(ctx))
 	}

@@ -31,6 +31,9 @@ func (s *Server) rssHTTPHost(r *http.Request, c *notify.Configuration) error {
 	if c.Value == nil {
 		return &notify.FieldError{Field: "value", Rule: "is required"}
 	}
+	if err := checkRss(c); err != nil {
+		return err
+	}
 	if c.Name != "notification" || s.cfg.HTTPHost != "" {
 		return nil
 	}

@@ -38,6 +38,9 @@ type DevOptions struct {
 	// RSABits is the size of the key pair made at the first start
 	// (0: DevRSABits).
 	RSABits int
+	// Cron adjusts the scheduled jobs, which govkit dev runs (tests pass
+	// a manual clock).
+	Cron CronOptions
 }
 
 // Dev is the notification service of `govkit dev`.
@@ -84,10 +87,12 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 		return nil, err
 	}
 	app, err := OpenApp(ctx, AppOptions{
-		Config:  cfg,
-		DataDir: o.DataDir,
-		Logger:  logger,
-		RSABits: o.RSABits,
+		Config:      cfg,
+		DataDir:     o.DataDir,
+		Logger:      logger,
+		RSABits:     o.RSABits,
+		Cron:        true,
+		CronOptions: o.Cron,
 		ChannelOptions: channel.Options{
 			SMTP: &email.SMTPConfig{Host: host, Port: p, IgnoreTLS: true, Name: "localhost"},
 			SMS:  sms.LogSender{Logger: logger},
@@ -132,5 +137,6 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 	fmt.Fprintf(w, "notify: API explorer %s%s/explorer\n", d.URL, root)
 	fmt.Fprintf(w, "notify: caught mail  %s (SMTP %s)\n", d.MailURL, smtpAddr)
 	fmt.Fprintf(w, "notify: data         %s\n", o.DataDir)
+	fmt.Fprintf(w, "notify: cron         on (purgeData, dispatchLiveNotifications, checkRssConfigUpdates, deleteBounces, reDispatchBroadcastPushNotifications)\n")
 	return d, nil
 }

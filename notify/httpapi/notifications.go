@@ -70,6 +70,7 @@ func (s *Server) notificationRoutes() {
 		s.log.Error("notify: notification routes disabled", "err", err)
 		return
 	}
+	s.dispatcher = d
 	h := &notifications{s: s, d: d}
 	const tag = "notification"
 	s.handle(route{method: "GET", path: "/notifications/count", roles: signedIn, tag: tag, summary: "count notifications", params: []param{whereParam}, response: "count", h: h.count})

@@ -85,7 +85,8 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	app, err := OpenApp(ctx, AppOptions{Config: cfg, Role: role, DataDir: o.DataDir, Logger: logger, RSABits: o.RSABits})
+	app, err := OpenApp(ctx, AppOptions{Config: cfg, Role: role, DataDir: o.DataDir, Logger: logger, RSABits: o.RSABits,
+		Cron: role.RunsCron() && o.Env["NODE_ENV"] != "test"})
 	if err != nil {
 		return err
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
+	"github.com/govkit/govkit/notify/dispatch"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/subscription"
@@ -84,6 +85,8 @@ type Server struct {
 	routes  []route
 	handler http.Handler
 	metrics *metrics
+	// dispatcher sends notifications; cron shares it (see Dispatcher).
+	dispatcher *dispatch.Dispatcher
 
 	// background work that outlives its request (asynchronous broadcasts)
 	bgCtx    context.Context

@@ -1,0 +1,64 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/config"
+	"github.com/govkit/govkit/notify/cron"
+	"github.com/govkit/govkit/notify/dispatch"
+)
+
+// CronOptions adjust the scheduled jobs of a node that runs them.
+type CronOptions struct {
+	// Locker takes the per-run locks; nil keeps them in this process,
+	// which is right for one node. Nodes sharing a store pass a
+	// cron.RedisLocker on their shared Redis.
+	Locker cron.Locker
+	// Clock is the jobs' time (nil: the system clock); tests pass a
+	// cron.ManualClock.
+	Clock cron.Clock
+	// OnRun is told of each run (tests).
+	OnRun func(cron.Run)
+}
+
+// Dispatcher returns the dispatcher of the notification routes, which
+// the scheduled jobs share so that what they send goes the way a
+// request's would (and shutdown waits for it).
+func (s *Server) Dispatcher() *dispatch.Dispatcher { return s.dispatcher }
+
+// Cron returns the scheduled jobs of this node, nil when it runs none.
+func (a *App) Cron() *cron.Service { return a.cron }
+
+func (a *App) startCron(cfg *config.Config, o CronOptions, log *slog.Logger) error {
+	d := a.Server.Dispatcher()
+	if d == nil {
+		return errors.New("cron: the notification routes have no dispatcher")
+	}
+	svc, err := cron.New(cron.Options{
+		Config: cfg, Store: a.Store, Dispatcher: d,
+		Clock: o.Clock, Locker: o.Locker, Logger: log, OnRun: o.OnRun,
+	})
+	if err != nil {
+		return err
+	}
+	svc.Start()
+	a.cron = svc
+	return nil
+}
+
+// checkRss refuses an RSS feed configuration that the cron could not run
+// (a time spec it cannot read, a url that is not http or https) with a
+// 400 naming the field; the original accepts it and its cron fails later.
+func checkRss(c *notify.Configuration) error {
+	v, ok := c.Value.(notify.Fields)
+	if c.Name != cron.ConfigNotification || !ok {
+		return nil
+	}
+	if r, _ := v.Get("rss"); r == nil {
+		return nil
+	}
+	_, err := cron.ReadRssConfig(c)
+	return err
+}
