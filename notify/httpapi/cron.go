@@ -3,11 +3,14 @@ package httpapi
 import (
 	"errors"
 	"log/slog"
+	"net/url"
 
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/notify/cron"
+	"github.com/govkit/govkit/notify/cron/timespec"
 	"github.com/govkit/govkit/notify/dispatch"
+	"github.com/govkit/govkit/notify/feed"
 )
 
 // CronOptions adjust the scheduled jobs of a node that runs them.
@@ -48,17 +51,36 @@ func (a *App) startCron(cfg *config.Config, o CronOptions, log *slog.Logger) err
 	return nil
 }
 
-// checkRss refuses an RSS feed configuration that the cron could not run
-// (a time spec it cannot read, a url that is not http or https) with a
-// 400 naming the field; the original accepts it and its cron fails later.
+// checkRss refuses an RSS feed configuration with settings the cron could
+// not run — a time spec it cannot read, a url that is not http or https —
+// with a 400 naming the field; the original accepts them and its cron
+// fails later. Settings left out are accepted, as in the original (such a
+// feed is logged and not scheduled until they are set).
 func checkRss(c *notify.Configuration) error {
 	v, ok := c.Value.(notify.Fields)
 	if c.Name != cron.ConfigNotification || !ok {
 		return nil
 	}
-	if r, _ := v.Get("rss"); r == nil {
+	r, _ := v.Get("rss")
+	rss, ok := r.(notify.Fields)
+	if !ok {
 		return nil
 	}
-	_, err := cron.ReadRssConfig(c)
-	return err
+	if ts, ok := rss.Get("timeSpec"); ok {
+		s, _ := ts.(string)
+		if _, err := timespec.Parse(s); err != nil {
+			return &notify.FieldError{Field: "value.rss.timeSpec", Rule: err.Error()}
+		}
+	}
+	if raw, ok := rss.Get("url"); ok {
+		s, _ := raw.(string)
+		u, err := url.Parse(s)
+		if err == nil {
+			err = feed.CheckURL(u)
+		}
+		if err != nil {
+			return &notify.FieldError{Field: "value.rss.url", Rule: "must be an http or https URL"}
+		}
+	}
+	return nil
 }
