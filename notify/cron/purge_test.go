@@ -167,3 +167,24 @@ func TestPurgeDataInPagesLeavesNothingBehind(t *testing.T) {
 		t.Fatalf("%d left, %v", left, err)
 	}
 }
+
+func TestPurgeDataForgetsClaimsAfterADay(t *testing.T) {
+	f := newFixture(t, nil)
+	ctx := context.Background()
+	if ok, err := f.store.Claim(ctx, "job/x/1"); !ok || err != nil {
+		t.Fatalf("claim: %v, %v", ok, err)
+	}
+	if ok, _ := f.store.Claim(ctx, "job/x/1"); ok {
+		t.Fatal("a claim was taken twice")
+	}
+	if p, err := f.svc.PurgeData(ctx); err != nil || p.Claims != 0 {
+		t.Fatalf("a fresh claim purged: %+v, %v", p, err)
+	}
+	f.clock.Advance(25 * time.Hour)
+	if p, err := f.svc.PurgeData(ctx); err != nil || p.Claims != 1 {
+		t.Fatalf("purged %+v, %v", p, err)
+	}
+	if ok, _ := f.store.Claim(ctx, "job/x/1"); !ok {
+		t.Fatal("a forgotten claim cannot be taken again")
+	}
+}
