@@ -13,8 +13,10 @@ package sso
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -319,55 +321,83 @@ func (c *Client) Exchange(ctx context.Context, code, verifier, nonce string) (To
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 || nonce == "" {
 		return Tokens{}, Profile{}, errors.New("sso: id token: nonce does not match the login")
 	}
-	if idt.AccessTokenHash != "" {
-		if err := idt.VerifyAccessToken(tok.AccessToken); err != nil {
-			return Tokens{}, Profile{}, fmt.Errorf("sso: id token: %w", err)
-		}
+	if idt.AtHash != "" && !atHashMatches(idt.AtHash, tok.AccessToken) {
+		return Tokens{}, Profile{}, errors.New("sso: id token: at_hash does not match the access token")
 	}
-	var cl struct {
-		Email             string `json:"email"`
-		Name              string `json:"name"`
-		PreferredUsername string `json:"preferred_username"`
-	}
-	if err := idt.Claims(&cl); err != nil {
-		return Tokens{}, Profile{}, fmt.Errorf("sso: id token claims: %w", err)
-	}
-	return c.tokens(tok, raw), Profile{Subject: idt.Subject, Email: cl.Email, Name: cl.Name, PreferredUsername: cl.PreferredUsername}, nil
+	return c.tokens(tok, raw), Profile{Subject: idt.Subject, Email: idt.Email, Name: idt.Name, PreferredUsername: idt.PreferredUsername}, nil
+}
+
+// idClaims are the claims of an ID token the platform reads, by their exact
+// names (see decodeExact).
+type idClaims struct {
+	Issuer            string       `json:"iss"`
+	Subject           string       `json:"sub"`
+	Audience          audience     `json:"aud"`
+	AZP               string       `json:"azp"`
+	Expiry            *numericDate `json:"exp"`
+	NotBefore         *numericDate `json:"nbf"`
+	IssuedAt          *numericDate `json:"iat"`
+	Nonce             string       `json:"nonce"`
+	AtHash            string       `json:"at_hash"`
+	Email             string       `json:"email"`
+	Name              string       `json:"name"`
+	PreferredUsername string       `json:"preferred_username"`
 }
 
 // verifyIDToken checks an ID token: go-oidc's rules (RS256 through our key
-// cache, issuer, the client in aud), then ours: exp, nbf and iat with the
-// leeway, and the authorized party. OpenID Connect Core §3.1.3.7: when azp
-// is present it must be this client, which matters when the token names
-// several audiences (another client could otherwise pass its ID token
-// off as ours).
-func (c *Client) verifyIDToken(ctx context.Context, raw string) (*oidc.IDToken, error) {
+// cache, issuer, the client in aud), then ours on the claims read again by
+// their exact names, which is all the caller sees: go-oidc decodes claims
+// with encoding/json, ignoring case, so its issuer, subject and nonce could
+// come from a "Sub" or "NONCE" member. Ours: the exact issuer, the client
+// in aud, a subject, exp, nbf and iat with the leeway, no member named
+// twice, and the authorized party: OpenID Connect Core §3.1.3.7 says that
+// when azp is present it must be this client, which matters when the
+// token names several audiences (another client could otherwise pass its
+// ID token off as ours).
+func (c *Client) verifyIDToken(ctx context.Context, raw string) (idClaims, error) {
 	m, err := c.metadata(ctx)
 	if err != nil {
-		return nil, err
+		return idClaims{}, err
 	}
 	idt, err := m.verifier.Verify(ctx, raw)
 	if err != nil {
-		return nil, fmt.Errorf("sso: id token: %w", err)
+		return idClaims{}, fmt.Errorf("sso: id token: %w", err)
 	}
-	var cl struct {
-		AZP       string       `json:"azp"`
-		NotBefore *numericDate `json:"nbf"`
-		IssuedAt  *numericDate `json:"iat"`
+	var payload json.RawMessage
+	if err := idt.Claims(&payload); err != nil {
+		return idClaims{}, fmt.Errorf("sso: id token claims: %w", err)
 	}
-	if err := idt.Claims(&cl); err != nil {
-		return nil, fmt.Errorf("sso: id token claims: %w", err)
+	var cl idClaims
+	if err := decodeExact(payload, &cl); err != nil {
+		return idClaims{}, fmt.Errorf("sso: id token claims: %w", err)
 	}
-	if cl.AZP != "" && cl.AZP != c.cfg.ClientID {
-		return nil, fmt.Errorf("sso: id token: authorized party %q is not this client", cl.AZP)
+	switch {
+	case cl.Issuer != m.issuer:
+		return idClaims{}, fmt.Errorf("sso: id token: issuer %q", clip(cl.Issuer))
+	case !contains(cl.Audience, c.cfg.ClientID):
+		return idClaims{}, errors.New("sso: id token: audience lacks the client")
+	case cl.AZP != "" && cl.AZP != c.cfg.ClientID:
+		return idClaims{}, fmt.Errorf("sso: id token: authorized party %q is not this client", clip(cl.AZP))
+	case cl.Subject == "":
+		return idClaims{}, errors.New("sso: id token: no sub")
 	}
-	if idt.Expiry.IsZero() {
-		return nil, errors.New("sso: id token: no exp")
+	exp, ok := cl.Expiry.time()
+	if !ok {
+		return idClaims{}, errors.New("sso: id token: no exp")
 	}
-	if err := c.checkTimes(idt.Expiry, cl.NotBefore, cl.IssuedAt); err != nil {
-		return nil, fmt.Errorf("sso: id token: %w", err)
+	if err := c.checkTimes(exp, cl.NotBefore, cl.IssuedAt); err != nil {
+		return idClaims{}, fmt.Errorf("sso: id token: %w", err)
 	}
-	return idt, nil
+	return cl, nil
+}
+
+// atHashMatches checks an ID token's at_hash (OpenID Connect Core
+// §3.1.3.6): for RS256, the base64url of the left half of the access
+// token's SHA-256.
+func atHashMatches(atHash, accessToken string) bool {
+	sum := sha256.Sum256([]byte(accessToken))
+	want := base64.RawURLEncoding.EncodeToString(sum[:len(sum)/2])
+	return subtle.ConstantTimeCompare([]byte(atHash), []byte(want)) == 1
 }
 
 func (c *Client) tokens(tok *oauth2.Token, idToken string) Tokens {

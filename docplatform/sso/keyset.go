@@ -184,7 +184,8 @@ const maxToken = 64 << 10
 // implement no extension), and an RSASSA-PKCS1-v1_5 SHA-256 signature by
 // the provider's key named in kid, or by any of its keys when kid is
 // absent. Embedded keys (jwk, jku, x5u, x5c) are ignored: only the
-// provider's key set is trusted.
+// provider's key set is trusted. Header members are read by their exact
+// names, and a header naming one twice is refused (see decodeExact).
 //
 // It is written on the standard library rather than go-jose because it
 // runs on every request: go-jose's general JWS parser sanitises every
@@ -204,7 +205,7 @@ func (k *keySet) verifyRS256(ctx context.Context, raw string) (jwsHeader, []byte
 	if err != nil {
 		return h, nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
 	}
-	if err := json.Unmarshal(hb, &h); err != nil {
+	if err := decodeExact(hb, &h); err != nil {
 		return h, nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
 	}
 	if h.Alg != "RS256" {

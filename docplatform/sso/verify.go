@@ -110,7 +110,7 @@ func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken
 		}
 	}
 	var cl accessClaims
-	if err := json.Unmarshal(payload, &cl); err != nil {
+	if err := decodeExact(payload, &cl); err != nil {
 		return AccessToken{}, fmt.Errorf("%w: claims: %v", ErrInvalidToken, err)
 	}
 	m, err := c.metadata(ctx)

@@ -9,6 +9,7 @@
 package ssotest
 
 import (
+	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -59,6 +60,14 @@ type Provider struct {
 	// NoIDTokenOnRefresh leaves the ID token out of refresh responses, as
 	// providers may (OpenID Connect Core §12.2).
 	NoIDTokenOnRefresh bool
+	// IDTokenAtHash puts at_hash (the access token's hash) in ID tokens.
+	IDTokenAtHash bool
+	// ExtraIDClaims are added to issued ID tokens.
+	ExtraIDClaims map[string]any
+	// EditIDToken, when set, rewrites the JSON payload of issued ID tokens
+	// before they are signed (to name a claim twice, say, which a Go map
+	// cannot).
+	EditIDToken func(payload []byte) []byte
 
 	JWKSFetches atomic.Int64
 	Revoked     chan string // refresh tokens revoked, buffered
@@ -259,6 +268,13 @@ func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh strin
 	if len(p.IDTokenAudience) > 0 {
 		idClaims["aud"] = p.IDTokenAudience
 	}
+	if p.IDTokenAtHash {
+		sum := sha256.Sum256([]byte(at))
+		idClaims["at_hash"] = base64.RawURLEncoding.EncodeToString(sum[:16])
+	}
+	for k, v := range p.ExtraIDClaims {
+		idClaims[k] = v
+	}
 	if p.IDTokenAZP == "-" {
 		delete(idClaims, "azp")
 	} else if p.IDTokenAZP != "" {
@@ -273,7 +289,7 @@ func (p *Provider) issue(w http.ResponseWriter, u User, nonce, keepRefresh strin
 	}
 	resp := map[string]any{
 		"access_token": at, "token_type": "Bearer", "expires_in": int(p.AccessTTL / time.Second),
-		"refresh_token": rt, "id_token": p.Mint(nil, idClaims),
+		"refresh_token": rt, "id_token": p.mintID(idClaims),
 	}
 	if p.NoRefreshToken {
 		delete(resp, "refresh_token")
@@ -298,6 +314,14 @@ func (p *Provider) revoke(w http.ResponseWriter, r *http.Request) {
 	default:
 	}
 	w.WriteHeader(http.StatusOK)
+}
+
+func (p *Provider) mintID(claims map[string]any) string {
+	if p.EditIDToken == nil {
+		return p.Mint(nil, claims)
+	}
+	payload, _ := json.Marshal(claims)
+	return p.MintRaw([]byte(`{"alg":"RS256","kid":"`+p.KeyID+`","typ":"JWT"}`), p.EditIDToken(payload))
 }
 
 // AccessClaims returns the claims of a valid access token for sub, for a
@@ -348,6 +372,19 @@ func MintWith(key *rsa.PrivateKey, kid string, header map[string]any, claims map
 		panic(err)
 	}
 	return s
+}
+
+// MintRaw signs a header and payload given as raw JSON (RS256 with the
+// provider's key, whatever the header says), for tokens a Go map cannot
+// express: a claim or header member named twice, in two spellings.
+func (p *Provider) MintRaw(header, payload []byte) string {
+	signing := base64.RawURLEncoding.EncodeToString(header) + "." + base64.RawURLEncoding.EncodeToString(payload)
+	digest := sha256.Sum256([]byte(signing))
+	sig, err := rsa.SignPKCS1v15(nil, p.Key, crypto.SHA256, digest[:])
+	if err != nil {
+		panic(err)
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
