@@ -3,7 +3,8 @@
 //
 // Variable names and defaults are the original platform's (SSO_*,
 // FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
-// PORT, TRUSTED_PROXIES, REDIS_URL, REDIS_KEY_PREFIX, COOKIE_SECRET,
+// PORT, TRUSTED_PROXIES, RATE_LIMIT_IPV6_PREFIX, REDIS_URL,
+// REDIS_KEY_PREFIX, COOKIE_SECRET,
 // DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS). Every
 // problem is collected and reported together, so an operator fixes a
 // deployment in one go instead of one variable per restart.
@@ -45,6 +46,10 @@ type Config struct {
 	APIKeyMaxFailedAttempts int           // API_KEY_MAX_FAILED_ATTEMPTS: 20
 	APIKeyFailedWindow      time.Duration // API_KEY_FAILED_WINDOW_MS: 60 s
 	APIKeySweepInterval     time.Duration // API_KEY_SWEEP_INTERVAL_MS: 60 s
+	// RateLimitIPv6Prefix (RATE_LIMIT_IPV6_PREFIX, default 64, 32..128) is
+	// how many leading bits of an IPv6 client address share one budget in
+	// every per-IP limit: a host is usually handed a whole /64.
+	RateLimitIPv6Prefix int
 
 	DatabaseURL    string // DATABASE_URL: postgres://… or a SQLite file; default under the data dir
 	Port           int    // PORT: 3002
@@ -139,6 +144,11 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 	c.APIKeyMaxFailedAttempts = num("API_KEY_MAX_FAILED_ATTEMPTS", 20)
 	c.APIKeyFailedWindow = ms("API_KEY_FAILED_WINDOW_MS", 60000)
 	c.APIKeySweepInterval = ms("API_KEY_SWEEP_INTERVAL_MS", 60000)
+	c.RateLimitIPv6Prefix = num("RATE_LIMIT_IPV6_PREFIX", 64)
+	if c.RateLimitIPv6Prefix < 32 || c.RateLimitIPv6Prefix > 128 {
+		problems = append(problems, fmt.Sprintf("RATE_LIMIT_IPV6_PREFIX: must be a prefix length from 32 to 128, got %d", c.RateLimitIPv6Prefix))
+		c.RateLimitIPv6Prefix = 64
+	}
 
 	c.DatabaseURL = strings.TrimSpace(getenv("DATABASE_URL"))
 	if c.DatabaseURL == "" {

@@ -53,6 +53,7 @@ func TestDefaults(t *testing.T) {
 		{"API-key failures 20", c.APIKeyMaxFailedAttempts, 20},
 		{"API-key failure window 60 s", c.APIKeyFailedWindow, time.Minute},
 		{"API-key sweep 60 s", c.APIKeySweepInterval, time.Minute},
+		{"IPv6 clients share a budget per /64", c.RateLimitIPv6Prefix, 64},
 		{"port 3002", c.Port, 3002},
 		{"SQLite under the data dir", c.DatabaseURL, "/data/docplatform.db"},
 		{"documents under the data dir", c.DocumentStorage, "/data/documents"},
@@ -89,6 +90,11 @@ func TestValues(t *testing.T) {
 		{"relative frontend URL is refused", map[string]string{"FRONTEND_URL": "/app"}, "FRONTEND_URL: must be an absolute http(s) URL", nil},
 		{"REDIS_URL must be redis://", map[string]string{"REDIS_URL": "http://x"}, "REDIS_URL:", nil},
 		{"port above 65535 is refused", map[string]string{"PORT": "70000"}, "PORT:", nil},
+		{"IPv6 budget prefix 48 is read", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "48"}, "", func(c config.Config) bool { return c.RateLimitIPv6Prefix == 48 }},
+		{"IPv6 budget prefix 128 keys whole addresses", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "128"}, "", func(c config.Config) bool { return c.RateLimitIPv6Prefix == 128 }},
+		{"IPv6 budget prefix below 32 is refused", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "31"}, "RATE_LIMIT_IPV6_PREFIX: must be a prefix length from 32 to 128, got 31", nil},
+		{"IPv6 budget prefix above 128 is refused", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "129"}, "RATE_LIMIT_IPV6_PREFIX: must be a prefix length from 32 to 128, got 129", nil},
+		{"IPv6 budget prefix that is not a number is named", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "/64"}, "RATE_LIMIT_IPV6_PREFIX: must be a positive integer", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 	"github.com/govkit/govkit/internal/ratelimit"
 )
 
-// rateLimit is check 1: a per-client-IP budget for the route's class. It
+// rateLimit is check 1: a per-client-IP budget for the route's class (an
+// IPv6 client's budget is its network's; see Options.IPv6LimitPrefix). It
 // sets X-RateLimit-Limit/Remaining/Reset (the headers the original sent)
 // on every answer and Retry-After on a 429. If the counter store fails
 // (Redis down) the request is let through and the failure logged: an
@@ -35,7 +36,7 @@ func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st := state(r)
-			d, err := ratelimit.Allow(r.Context(), s.o.Counters, prefix+st.ip, rule)
+			d, err := ratelimit.Allow(r.Context(), s.o.Counters, prefix+st.limitKey, rule)
 			if err != nil {
 				s.o.Logger.WarnContext(r.Context(), "rate limiter unavailable; request let through", slog.String("error", err.Error()))
 				next.ServeHTTP(w, r)

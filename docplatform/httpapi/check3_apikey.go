@@ -10,7 +10,8 @@ import (
 )
 
 // apiKeyCheck is check 3: with X-API-Key on a route that admits keys, the
-// key is looked up by its HMAC. Failures are counted per client IP; once
+// key is looked up by its HMAC. Failures are counted per client IP (an
+// IPv6 client's per network, as in check 1); once
 // the budget is spent the request is refused with 429 before any lookup,
 // and a success clears the count. On routes that do not admit keys the
 // header is a 403, whatever else the request carries.
@@ -31,7 +32,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 			}
 			st := state(r)
 			ctx := r.Context()
-			failKey := "apikey-fail:" + st.ip
+			failKey := "apikey-fail:" + st.limitKey
 			win, err := s.failures.Store.Peek(ctx, failKey)
 			if err != nil {
 				s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))

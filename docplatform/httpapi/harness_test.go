@@ -91,6 +91,8 @@ type setup struct {
 	routeMaxBody map[string]int64
 	// idp changes the test provider's discovery and authorization response.
 	idp ssotest.Options
+	// ipv6Prefix is Options.IPv6LimitPrefix (0: its default).
+	ipv6Prefix int
 }
 
 func newHarness(t testing.TB, opts ...func(*setup)) *harness {
@@ -136,7 +138,7 @@ func newHarness(t testing.TB, opts ...func(*setup)) *harness {
 		AuthLimit:      ratelimit.Rule{Limit: cfg.auth, Window: time.Minute},
 		RefreshLimit:   ratelimit.Rule{Limit: cfg.refresh, Window: time.Minute},
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.failures, Window: time.Minute},
-		Counters:       cfg.counters, ClientIP: resolver,
+		Counters:       cfg.counters, ClientIP: resolver, IPv6LimitPrefix: cfg.ipv6Prefix,
 		Logger: slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:    h.clock.Now, MaxBody: cfg.maxBody, RouteMaxBody: cfg.routeMaxBody, LastUseFlush: 20 * time.Millisecond,
 		Routes: probeRoutes(), Audit: cfg.store,

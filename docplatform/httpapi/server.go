@@ -27,6 +27,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"runtime/debug"
 	"strconv"
@@ -59,6 +60,11 @@ type Options struct {
 	// for one process, Redis for replicas that share budgets.
 	Counters ratelimit.Store
 	ClientIP *clientip.Resolver
+	// IPv6LimitPrefix is how many leading bits of an IPv6 client address
+	// name one client for the per-IP budgets (default 64: a subscriber is
+	// handed at least a /64, so keying on the whole address would give one
+	// host 2^64 budgets). 128 keys on the whole address.
+	IPv6LimitPrefix int
 
 	Logger *slog.Logger
 	Now    func() time.Time
@@ -130,6 +136,12 @@ func New(o Options) (*Server, error) {
 	}
 	if o.ClientIP == nil {
 		o.ClientIP, _ = clientip.New(nil)
+	}
+	if o.IPv6LimitPrefix == 0 {
+		o.IPv6LimitPrefix = 64
+	}
+	if o.IPv6LimitPrefix < 1 || o.IPv6LimitPrefix > 128 {
+		return nil, errors.New("httpapi: IPv6LimitPrefix must be within 1..128")
 	}
 	if o.LastUseFlush <= 0 {
 		o.LastUseFlush = 30 * time.Second
@@ -248,6 +260,9 @@ type reqState struct {
 	// note says what the request did or why it was refused, for the
 	// request's log line: one line per request, whatever happened in it.
 	note string
+	// limitKey names the client in the per-IP budgets: the address, or
+	// for IPv6 its network (Options.IPv6LimitPrefix).
+	limitKey string
 }
 
 // addNote adds to the request's log line.
@@ -286,6 +301,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
 	s.cors(w.Header(), r)
 	st := &reqState{ip: s.o.ClientIP.ClientIP(r)}
+	st.limitKey = st.ip
+	if a, err := netip.ParseAddr(st.ip); err == nil {
+		st.limitKey = clientip.LimitKey(a, s.o.IPv6LimitPrefix)
+	}
 	rec := &statusWriter{ResponseWriter: w, st: st}
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 	if headerBytes(r) > s.o.MaxHeaderBytes {

@@ -125,7 +125,7 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 		SecureCookies: cfg.SecureCookies, CookieSecret: cfg.CookieSecret,
 		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.APIKeyMaxFailedAttempts, Window: cfg.APIKeyFailedWindow},
-		Counters:       counters, ClientIP: cfg.TrustedProxies, Logger: log,
+		Counters:       counters, ClientIP: cfg.TrustedProxies, IPv6LimitPrefix: cfg.RateLimitIPv6Prefix, Logger: log,
 		Audit:    store,
 		Frontend: webui.Handler(),
 	})
