@@ -76,7 +76,8 @@ func (e *Error) Error() string {
 }
 
 // MinCookieSecret is the shortest COOKIE_SECRET accepted: it keys the
-// login-state cookie encryption and the API-key HMAC.
+// login-state cookie encryption, the API-key HMAC and the CSRF tokens'
+// signatures.
 const MinCookieSecret = 32
 
 // Load reads the configuration through getenv (os.Getenv in production).
@@ -186,7 +187,8 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 }
 
 // DeriveKey derives a 32-byte key for one purpose from COOKIE_SECRET, so
-// that the cookie cipher and the API-key HMAC never share a key.
+// that the cookie cipher, the API-key HMAC and the CSRF signatures never
+// share a key.
 func DeriveKey(secret, purpose string) []byte {
 	k, err := hkdf.Key(sha256.New, []byte(secret), nil, "govkit docplatform "+purpose, 32)
 	if err != nil {

@@ -284,7 +284,7 @@ func endToEnd(t *testing.T, s *stack) {
 		if resp := s.do(t, c, "POST", "/api/auth/refresh", nil); resp.StatusCode != 403 {
 			t.Fatalf("refresh without X-CSRF-Token: %s", resp.Status)
 		}
-		oldRefresh := s.cookie(c, "/api/auth/refresh", "refresh_token")
+		oldRefresh, oldCSRF := s.cookie(c, "/api/auth/refresh", "refresh_token"), s.cookie(c, "/", "csrf_token")
 		resp := s.do(t, c, "POST", "/api/auth/refresh", map[string]string{"X-CSRF-Token": s.cookie(c, "/", "csrf_token")})
 		var body map[string]int
 		json.NewDecoder(resp.Body).Decode(&body)
@@ -310,14 +310,16 @@ func endToEnd(t *testing.T, s *stack) {
 		if code, _ := s.me(t, c); code != 200 {
 			t.Fatalf("me after refresh: %d", code)
 		}
-		// Replaying the used refresh token: the provider refuses, the
-		// platform answers 401 and clears the auth cookies. (Within 2 s of
-		// its use the platform would still share the answer with a
-		// concurrent tab; wait that out.)
+		// Replaying the used refresh token, with the CSRF token of its time
+		// (the current one is signed for the current refresh token): the
+		// provider refuses, the platform answers 401 and clears the auth
+		// cookies. (Within 2 s of its use the platform would still share the
+		// answer with a concurrent tab; wait that out.)
 		time.Sleep(2100 * time.Millisecond)
 		ru, _ := url.Parse(s.base + "/api/auth/refresh")
 		c.Jar.SetCookies(ru, []*http.Cookie{{Name: "refresh_token", Value: oldRefresh, Path: "/api/auth/refresh"}})
-		resp = s.do(t, c, "POST", "/api/auth/refresh", map[string]string{"X-CSRF-Token": s.cookie(c, "/", "csrf_token")})
+		c.Jar.SetCookies(u, []*http.Cookie{{Name: "csrf_token", Value: oldCSRF, Path: "/"}})
+		resp = s.do(t, c, "POST", "/api/auth/refresh", map[string]string{"X-CSRF-Token": oldCSRF})
 		if resp.StatusCode != 401 || s.cookie(c, "/", "access_token") != "" {
 			t.Fatalf("replayed refresh token: %s, access cookie %q", resp.Status, s.cookie(c, "/", "access_token"))
 		}

@@ -88,7 +88,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 		s.setRefreshCookie(w, tokens.RefreshToken)
 	}
 	s.setIDCookie(w, tokens.IDToken)
-	s.setCSRFCookie(w)
+	s.setCSRFCookie(w, tokens.AccessToken, tokens.RefreshToken)
 	s.writeLogins(w, rest)
 	state(r).addNote("login of user " + prof.Subject)
 	s.audit(r, docplatform.AuditLogin, docplatform.OutcomeSuccess, prof.Subject, "", "")
@@ -186,19 +186,28 @@ func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity) ([]meGr
 
 // refresh renews the tokens. The route is public (the access cookie may
 // have expired), so this handler itself requires the refresh_token cookie
-// and the CSRF double-submit, always.
+// and the CSRF double-submit with a token signed for that refresh token,
+// always. Several refresh_token cookies are refused, not resolved: the
+// first, which net/http would pick, is the one with the longest path, and
+// a sibling subdomain can plant one under /api/auth/refresh/… to make the
+// browser take over a session of its choosing.
 func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	rc, err := r.Cookie(cookieRefresh)
-	if err != nil || rc.Value == "" {
+	if n := len(r.CookiesNamed(cookieRefresh)); n > 1 {
+		state(r).addNote("several refresh_token cookies")
+		httperr.Write(w, http.StatusUnauthorized, "Ambiguous refresh token: several refresh_token cookies")
+		return
+	}
+	refreshToken, _ := onlyCookie(r, cookieRefresh)
+	if refreshToken == "" {
 		httperr.Write(w, http.StatusUnauthorized, "No refresh token available")
 		return
 	}
-	if !validCSRF(r) {
+	if !s.refreshCSRF(r, refreshToken) {
 		s.deny(w, r, "", "CSRF token validation failed")
 		return
 	}
-	tokens, err := s.refreshes.do(ctx, s.o.Now(), rc.Value, s.o.OIDC.Refresh)
+	tokens, err := s.refreshes.do(ctx, s.o.Now(), refreshToken, s.o.OIDC.Refresh)
 	if errors.Is(err, sso.ErrRefused) {
 		state(r).addNote("refresh refused by the provider: " + err.Error())
 		s.audit(r, docplatform.AuditRefreshFailed, docplatform.OutcomeFailure, "", "", "refused by the provider")
@@ -216,11 +225,12 @@ func (s *Server) refresh(w http.ResponseWriter, r *http.Request) {
 	s.setAccessCookie(ctx, w, tokens.AccessToken, tokens.ExpiresIn)
 	if tokens.RefreshToken != "" {
 		s.setRefreshCookie(w, tokens.RefreshToken)
+		refreshToken = tokens.RefreshToken
 	}
 	if tokens.IDToken != "" {
 		s.setIDCookie(w, tokens.IDToken)
 	}
-	s.setCSRFCookie(w)
+	s.setCSRFCookie(w, tokens.AccessToken, refreshToken)
 	writeJSON(w, http.StatusOK, map[string]int64{"expires_in": int64(tokens.ExpiresIn / time.Second)})
 }
 

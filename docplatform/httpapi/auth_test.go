@@ -120,8 +120,8 @@ func TestLoginFlow(t *testing.T) {
 			checkCookie(t, set["refresh_token"][0], attrs{"/api/auth/refresh", true, secure, http.SameSiteLaxMode, 30 * 24 * 3600})
 			checkCookie(t, set["id_token"][0], attrs{"/api/auth", true, secure, http.SameSiteLaxMode, 30 * 24 * 3600})
 			checkCookie(t, set["csrf_token"][0], attrs{"/", false, secure, http.SameSiteStrictMode, 30 * 24 * 3600})
-			if v := set["csrf_token"][0].Value; len(v) != 64 || strings.Trim(v, "0123456789abcdef") != "" {
-				t.Errorf("csrf_token %q is not 32 bytes hex", v)
+			if v := set["csrf_token"][0].Value; !signedCSRF.MatchString(v) {
+				t.Errorf("csrf_token %q is not a nonce and two MACs, hex", v)
 			}
 			if len(set["pkce_verifier"]) != 2 {
 				t.Fatalf("callback clears %d pkce_verifier cookies, want both", len(set["pkce_verifier"]))
@@ -425,8 +425,9 @@ func TestRefresh(t *testing.T) {
 	t.Run("provider refuses: 401 and the auth cookies are cleared", func(t *testing.T) {
 		h := newHarness(t)
 		c := h.login(ada)
-		u, _ := url.Parse(h.url("/api/auth/refresh"))
-		c.Jar.SetCookies(u, []*http.Cookie{{Name: "refresh_token", Value: "revoked-at-provider", Path: "/api/auth/refresh"}})
+		if err := h.oidc.RevokeToken(t.Context(), h.cookie(c, "/api/auth/refresh", "refresh_token"), "refresh_token"); err != nil {
+			t.Fatal(err)
+		}
 		resp := refresh(h, c, h.cookie(c, "/", "csrf_token"))
 		if resp.StatusCode != 401 {
 			t.Fatalf("%s", resp.Status)

@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"time"
@@ -77,12 +75,10 @@ func (s *Server) setIDCookie(w http.ResponseWriter, token string) {
 	s.setCookie(w, cookieID, token, pathID, refreshLifetime, true, http.SameSiteLaxMode)
 }
 
-// setCSRFCookie issues a fresh CSRF token (32 random bytes, hex) that the
-// frontend's scripts can read.
-func (s *Server) setCSRFCookie(w http.ResponseWriter) {
-	b := make([]byte, 32)
-	rand.Read(b)
-	s.setCookie(w, cookieCSRF, hex.EncodeToString(b), pathCSRF, refreshLifetime, false, http.SameSiteStrictMode)
+// setCSRFCookie issues a fresh CSRF token, signed for the login's access
+// and refresh tokens (see csrfToken), that the frontend's scripts can read.
+func (s *Server) setCSRFCookie(w http.ResponseWriter, access, refresh string) {
+	s.setCookie(w, cookieCSRF, s.csrfToken(access, refresh), pathCSRF, refreshLifetime, false, http.SameSiteStrictMode)
 }
 
 func (s *Server) clearAuthCookies(w http.ResponseWriter) {

@@ -13,7 +13,7 @@
 //	check2_token.go      access token from the cookie, else Bearer
 //	check3_apikey.go     X-API-Key, with the per-IP failure lockout
 //	check4_identity.go   identity from the database; the access level
-//	check5_csrf.go       double-submit token for cookie-authenticated writes
+//	check5_csrf.go       signed double-submit token for cookie-authenticated writes
 //
 // Handlers are thin: they read the identity the chain attached
 // (IdentityFrom) and call the store.
@@ -51,7 +51,7 @@ type Options struct {
 	FrontendURL           string // where logins end; the only CORS origin
 	PostLogoutRedirectURI string // default FrontendURL
 	SecureCookies         bool   // false only for NODE_ENV development/test
-	CookieSecret          string // keys the login-state cookie and the API-key HMAC
+	CookieSecret          string // keys the login-state cookie, the API-key HMAC and the CSRF tokens
 
 	GlobalLimit, AuthLimit, RefreshLimit ratelimit.Rule
 	// APIKeyFailures: Limit failures per Window per client IP.
@@ -104,6 +104,7 @@ type Server struct {
 	routes         []Route
 	loginAEAD      cipher.AEAD
 	apiKeyMAC      []byte
+	csrfKey        []byte
 	failures       ratelimit.Failures
 	uses           *useRecorder
 	frontendOrigin string
@@ -169,6 +170,7 @@ func New(o Options) (*Server, error) {
 		o:              o,
 		loginAEAD:      aead,
 		apiKeyMAC:      config.DeriveKey(o.CookieSecret, "api-key hmac"),
+		csrfKey:        config.DeriveKey(o.CookieSecret, "csrf token"),
 		failures:       ratelimit.Failures{Store: o.Counters, Max: o.APIKeyFailures.Limit, Window: o.APIKeyFailures.Window},
 		frontendOrigin: origin(fu),
 		postLogout:     o.PostLogoutRedirectURI,
@@ -263,6 +265,8 @@ type reqState struct {
 	// limitKey names the client in the per-IP budgets: the address, or
 	// for IPv6 its network (Options.IPv6LimitPrefix).
 	limitKey string
+	// accessCookie is the access token of a cookie-authenticated request.
+	accessCookie string
 }
 
 // addNote adds to the request's log line.

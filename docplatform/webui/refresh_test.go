@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -68,11 +69,23 @@ func TestRefreshTimer(t *testing.T) {
 	// The provider refuses the next refresh: signed out by the timer.
 	b.expect(`/api/auth/refresh.*|status of 401`)
 	before := w.refreshes()
-	b.setCookie("refresh_token", "/api/auth/refresh", "revoked-at-the-provider")
+	b.revokeRefreshToken()
 	b.untilServer("the refused refresh", func() bool { return w.refreshes() > before })
 	signedOutCleanly(t, b, "alice")
 	if last := w.served("/api/auth/refresh"); last[len(last)-1].Status != http.StatusUnauthorized {
 		t.Errorf("the refused refresh answered %d", last[len(last)-1].Status)
+	}
+}
+
+// revokeRefreshToken has the provider revoke the browser's refresh token,
+// so that its next refresh is refused there. (Swapping the cookie for
+// another value no longer reaches the provider: the CSRF token is signed
+// for the refresh token it came with, and the platform refuses the pair
+// first, with 403.)
+func (b *browserTab) revokeRefreshToken() {
+	b.t.Helper()
+	if err := b.w.stack.Platform.OIDC.RevokeToken(context.Background(), b.cookie("refresh_token"), "refresh_token"); err != nil {
+		b.t.Fatal(err)
 	}
 }
 
@@ -197,7 +210,7 @@ func TestSignOutWhenRefreshFails(t *testing.T) {
 
 	b.expect(`status of 401`)
 	b.deleteCookie("access_token", "/")
-	b.setCookie("refresh_token", "/api/auth/refresh", "revoked-at-the-provider")
+	b.revokeRefreshToken()
 	b.do(chromedp.Click(byText("a", "Groups")))
 	signedOutCleanly(t, b, "alice")
 	if got := w.served("/api/auth/refresh"); len(got) != 1 || got[0].Status != http.StatusUnauthorized {
