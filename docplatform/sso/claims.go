@@ -27,7 +27,10 @@ import (
 //
 // It runs on every request, so it walks the object's top level itself
 // (after json.Valid) rather than through json.Decoder's tokens, which
-// doubled the allocations of a cookie-authenticated request.
+// doubled the allocations of a cookie-authenticated request, and then lets
+// encoding/json decode the whole object in one pass unless some member is
+// another spelling of a field's name; only then are the exactly named
+// members decoded one by one.
 func decodeExact(data []byte, v any) error {
 	// RFC 8259 §8.1: JSON exchanged between systems is UTF-8. Invalid bytes
 	// would otherwise let two names differ here and be equal to a reader
@@ -37,11 +40,20 @@ func decodeExact(data []byte, v any) error {
 	}
 	rv := reflect.ValueOf(v).Elem()
 	fields := jsonFields(rv.Type())
+	type span struct{ field, start, end int }
+	var found [16]span // the members that name a field exactly
+	exact, folded := found[:0], false
+	// The names seen so far: tokens have a few dozen claims, which a
+	// linear search over a stack array handles best; a crafted 64 KiB
+	// token with thousands of them spills into a map, so that it costs
+	// linear time too.
+	var listed [maxListed][]byte
+	nListed := 0
+	var spilled map[string]struct{}
 	i := skipSpace(data, 0)
 	if data[i] != '{' {
 		return errors.New("not a JSON object")
 	}
-	var seen members
 	i = skipSpace(data, i+1)
 	for data[i] != '}' {
 		end := skipValue(data, i) // the member name, a string
@@ -53,14 +65,41 @@ func decodeExact(data []byte, v any) error {
 			}
 			name = []byte(s)
 		}
-		if !seen.add(name) {
+		dup := false
+		if spilled != nil {
+			_, dup = spilled[string(name)]
+			spilled[string(name)] = struct{}{}
+		} else {
+			for _, l := range listed[:nListed] {
+				if bytes.Equal(l, name) {
+					dup = true
+					break
+				}
+			}
+			if nListed < maxListed {
+				listed[nListed] = name
+				nListed++
+			} else {
+				spilled = make(map[string]struct{}, 4*maxListed)
+				for _, l := range listed {
+					spilled[string(l)] = struct{}{}
+				}
+				spilled[string(name)] = struct{}{}
+			}
+		}
+		if dup {
 			return fmt.Errorf("member %q appears more than once", clip(string(name)))
 		}
 		i = skipSpace(data, skipSpace(data, end)+1) // past the colon
 		end = skipValue(data, i)
-		if f, ok := fields[string(name)]; ok {
-			if err := json.Unmarshal(data[i:end], rv.Field(f).Addr().Interface()); err != nil {
-				return fmt.Errorf("%s: %w", name, err)
+		if f, ok := fields.index[string(name)]; ok {
+			exact = append(exact, span{f, i, end})
+		} else if !folded {
+			for _, n := range fields.names {
+				if bytes.EqualFold(name, n) {
+					folded = true // "Sub" beside (or instead of) "sub"
+					break
+				}
 			}
 		}
 		i = skipSpace(data, end)
@@ -68,40 +107,21 @@ func decodeExact(data []byte, v any) error {
 			i = skipSpace(data, i+1)
 		}
 	}
+	if !folded {
+		// No name repeats and none is another spelling of a field's: the
+		// standard decoder, in one pass, reads exactly the same.
+		return json.Unmarshal(data, v)
+	}
+	for _, sp := range exact {
+		if err := json.Unmarshal(data[sp.start:sp.end], rv.Field(sp.field).Addr().Interface()); err != nil {
+			return fmt.Errorf("%s: %w", rv.Type().Field(sp.field).Tag.Get("json"), err)
+		}
+	}
 	return nil
 }
 
-// members are the names seen so far in an object. Tokens have a few dozen
-// claims, which a linear search handles best; a crafted 64 KiB token with
-// thousands of them gets a map, so that it costs linear time too.
-type members struct {
-	list [][]byte
-	set  map[string]struct{}
-}
-
-// add records name and reports whether it was new.
-func (m *members) add(name []byte) bool {
-	if m.set != nil {
-		if _, dup := m.set[string(name)]; dup {
-			return false
-		}
-		m.set[string(name)] = struct{}{}
-		return true
-	}
-	for _, n := range m.list {
-		if bytes.Equal(n, name) {
-			return false
-		}
-	}
-	m.list = append(m.list, name)
-	if len(m.list) > 32 {
-		m.set = make(map[string]struct{}, 2*len(m.list))
-		for _, n := range m.list {
-			m.set[string(n)] = struct{}{}
-		}
-	}
-	return true
-}
+// maxListed is how many member names decodeExact searches linearly.
+const maxListed = 32
 
 func skipSpace(data []byte, i int) int {
 	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
@@ -144,20 +164,26 @@ func skipValue(data []byte, i int) int {
 	return i
 }
 
-var fieldCache sync.Map // reflect.Type → map[string]int
+// structFields are the json names of a struct's fields.
+type structFields struct {
+	index map[string]int // name → field index
+	names [][]byte
+}
 
-// jsonFields maps the json names of a struct's fields to their indices.
-func jsonFields(t reflect.Type) map[string]int {
-	if m, ok := fieldCache.Load(t); ok {
-		return m.(map[string]int)
+var fieldCache sync.Map // reflect.Type → structFields
+
+func jsonFields(t reflect.Type) structFields {
+	if f, ok := fieldCache.Load(t); ok {
+		return f.(structFields)
 	}
-	m := make(map[string]int, t.NumField())
+	f := structFields{index: make(map[string]int, t.NumField())}
 	for i := range t.NumField() {
 		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		if name != "" && name != "-" {
-			m[name] = i
+			f.index[name] = i
+			f.names = append(f.names, []byte(name))
 		}
 	}
-	fieldCache.Store(t, m)
-	return m
+	fieldCache.Store(t, f)
+	return f
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"testing"
@@ -37,7 +38,7 @@ func referenceDecodeExact(data []byte, v any) error {
 		if err := d.Decode(&raw); err != nil {
 			return err
 		}
-		if i, ok := fields[name]; ok {
+		if i, ok := fields.index[name]; ok {
 			if err := json.Unmarshal(raw, rv.Field(i).Addr().Interface()); err != nil {
 				return err
 			}
@@ -63,6 +64,15 @@ func FuzzDecodeExact(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	// Past the linear search's 32 names: a duplicate found in the map.
+	many := `{"sub":"x"`
+	for i := range 40 {
+		many += fmt.Sprintf(`,"c%d":%d`, i, i)
+	}
+	f.Add([]byte(many + `}`))
+	f.Add([]byte(many + `,"c35":1}`))
+	f.Add([]byte(many + `,"sub":"y"}`))
+	f.Add([]byte(many + `,"Sub":"y"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var got, want accessClaims
 		errGot := decodeExact(data, &got)
@@ -74,4 +84,39 @@ func FuzzDecodeExact(f *testing.F) {
 			t.Fatalf("%q: decodeExact %+v, reference %+v", data, got, want)
 		}
 	})
+}
+
+// The verdicts the fuzz target's seeds must give, past the linear search's
+// 32 names included.
+func TestDecodeExactVerdicts(t *testing.T) {
+	many := `{"sub":"x"`
+	for i := range 40 {
+		many += fmt.Sprintf(`,"c%d":%d`, i, i)
+	}
+	cases := []struct {
+		name, data string
+		wantSub    string // "" for an error
+	}{
+		{"41 distinct members", many + `}`, "x"},
+		{"a repeated member past the 32nd", many + `,"c35":1}`, ""},
+		{"sub repeated past the 32nd", many + `,"sub":"y"}`, ""},
+		{"Sub past the 32nd does not replace sub", many + `,"Sub":"y"}`, "x"},
+		{"Sub alone is no sub", `{"Sub":"y"}`, ""},
+		{"invalid UTF-8 in a name", "{\"s\xffb\":\"y\",\"sub\":\"x\"}", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var cl accessClaims
+			err := decodeExact([]byte(tc.data), &cl)
+			if tc.wantSub == "" {
+				if err == nil && cl.Subject != "" {
+					t.Fatalf("accepted with sub %q", cl.Subject)
+				}
+				return
+			}
+			if err != nil || cl.Subject != tc.wantSub {
+				t.Fatalf("sub %q, error %v; want %q", cl.Subject, err, tc.wantSub)
+			}
+		})
+	}
 }
