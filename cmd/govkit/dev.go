@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"time"
+
+	"github.com/govkit/govkit/notify/httpapi"
 )
 
 // devOptions are the settings every part started by `govkit dev` shares.
@@ -17,6 +19,9 @@ type devOptions struct {
 	// tokenLifetime is the development OpenID provider's access-token
 	// lifetime (the document platform's sessions refresh at 75 % of it).
 	tokenLifetime time.Duration
+	// inboundSMTPPort is the port tried first for the notification
+	// service's inbound SMTP server.
+	inboundSMTPPort string
 }
 
 // A devPart is one service that `govkit dev` runs. start returns once the
@@ -45,8 +50,9 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 	fs.StringVar(&o.dataDir, "data-dir", "./data", "directory for everything the embedded defaults keep on disk")
 	fs.StringVar(&o.host, "host", "127.0.0.1", "interface to listen on")
 	fs.DurationVar(&o.tokenLifetime, "token-lifetime", 5*time.Minute, "access-token lifetime of the development OpenID provider (a Go duration: 30s, 80s, 5m)")
+	fs.StringVar(&o.inboundSMTPPort, "inbound-smtp-port", httpapi.DevInboundSMTPPort, "port of the notification service's inbound SMTP server (list-unsubscribe and bounce mail); a busy port falls back to a free one")
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: govkit dev [--data-dir DIR] [--host ADDR] [--token-lifetime DURATION]")
+		fmt.Fprintln(io.err, "Usage: govkit dev [--data-dir DIR] [--host ADDR] [--token-lifetime DURATION] [--inbound-smtp-port PORT]")
 		fmt.Fprintln(io.err, "\nRuns every part of govkit on embedded defaults until interrupted (Ctrl-C).")
 		fs.PrintDefaults()
 	}

@@ -11,7 +11,7 @@ import (
 // embedded document store in the data dir, a mail catcher with its page at
 // /mail/, SMS to the log; it prints the URLs.
 func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (func(context.Context) error, error) {
-	d, err := httpapi.StartDev(ctx, httpapi.DevOptions{DataDir: o.dataDir, Host: o.host}, w)
+	d, err := httpapi.StartDev(ctx, httpapi.DevOptions{DataDir: o.dataDir, Host: o.host, InboundSMTPPort: o.inboundSMTPPort}, w)
 	if err != nil {
 		return nil, err
 	}

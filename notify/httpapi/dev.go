@@ -41,6 +41,9 @@ type DevOptions struct {
 	// Cron adjusts the scheduled jobs, which govkit dev runs (tests pass
 	// a manual clock).
 	Cron CronOptions
+	// InboundSMTPPort is the port tried first for the inbound SMTP server
+	// ("": DevInboundSMTPPort).
+	InboundSMTPPort string
 }
 
 // Dev is the notification service of `govkit dev`.
@@ -48,7 +51,10 @@ type Dev struct {
 	URL     string // the service, e.g. http://127.0.0.1:3000
 	MailURL string // the page listing caught mail
 	SMTP    string // the mail catcher's SMTP address
-	stop    func(context.Context) error
+	// InboundSMTP is the inbound SMTP server's address (list-unsubscribe
+	// mail and bounces to un-…/bn-… at DevInboundDomain).
+	InboundSMTP string
+	stop        func(context.Context) error
 }
 
 // Stop shuts the service down.
@@ -81,7 +87,7 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 	}
 	host, port, _ := net.SplitHostPort(smtpAddr)
 	p, _ := strconv.Atoi(port)
-	cfg, err := config.New(map[string]any{"host": o.Host})
+	cfg, err := config.New(map[string]any{"host": o.Host, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}})
 	if err != nil {
 		_ = stopMail(ctx)
 		return nil, err
@@ -116,6 +122,16 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 	mux.Handle("/", app.Server)
 	d := &Dev{URL: "http://" + ln.Addr().String(), SMTP: smtpAddr}
 	d.MailURL = d.URL + "/mail/"
+	if o.InboundSMTPPort == "" {
+		o.InboundSMTPPort = DevInboundSMTPPort
+	}
+	var stopInbound func(context.Context) error
+	if d.InboundSMTP, stopInbound, err = app.startDevInbound(ctx, o.Host, o.InboundSMTPPort, d.URL, logger, w); err != nil {
+		_ = ln.Close()
+		_ = app.Close(ctx)
+		_ = stopMail(ctx)
+		return nil, err
+	}
 	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	done := make(chan error, 1)
 	go func() {
@@ -124,6 +140,9 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 	d.stop = func(ctx context.Context) error {
 		cancel()
 		err := <-done
+		if ierr := stopInbound(ctx); err == nil {
+			err = ierr
+		}
 		if cerr := app.Close(ctx); err == nil {
 			err = cerr
 		}
@@ -136,6 +155,7 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 	fmt.Fprintf(w, "notify: API          %s%s (requests from %s are super admin)\n", d.URL, root, strings.Join(cfg.AdminIPs, ", "))
 	fmt.Fprintf(w, "notify: API explorer %s%s/explorer\n", d.URL, root)
 	fmt.Fprintf(w, "notify: caught mail  %s (SMTP %s)\n", d.MailURL, smtpAddr)
+	fmt.Fprintf(w, "notify: inbound SMTP %s (list-unsubscribe and bounce mail to un-…/bn-… addresses @%s)\n", d.InboundSMTP, DevInboundDomain)
 	fmt.Fprintf(w, "notify: data         %s\n", o.DataDir)
 	fmt.Fprintf(w, "notify: cron         on (purgeData, dispatchLiveNotifications, checkRssConfigUpdates, deleteBounces, reDispatchBroadcastPushNotifications)\n")
 	return d, nil

@@ -100,6 +100,20 @@ func Run(ctx context.Context, o RunOptions) error {
 			logger.Error("close", "err", err)
 		}
 	}()
+	_, stopInbound, err := app.startInbound(ctx, InboundOptions{
+		Addr: inboundAddr(cfg.Host, cfg.Email.InboundSMTPServer.ListeningSMTPPort), Certificate: deploymentCertificate(tlsCfg),
+		HTTPHost: selfHTTPHost(cfg, tlsCfg != nil), Logger: logger,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+		defer cancel()
+		if err := stopInbound(c); err != nil {
+			logger.Error("close inbound SMTP", "err", err)
+		}
+	}()
 	return Listen(ctx, ListenOptions{
 		Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), Handler: app.Server, TLS: tlsCfg,
 		Logger: logger, Ready: o.Ready, Name: "notify",

@@ -3,7 +3,8 @@
 // names so that an existing deployment's data is used in place:
 // subscription, notification, configuration, administrator,
 // UserCredential, AccessToken, bounce and rss, plus notificationDispatch
-// (ours) for the per-subscriber results of broadcasts.
+// (ours) for the per-subscriber results of broadcasts and lock (ours) for
+// the named locks of [Store.Lock].
 //
 // The same code talks to MongoDB (4.2 or later, a replica set in
 // production) and to the embedded FerretDB of notify/embeddedmongo, so it

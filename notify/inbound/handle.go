@@ -1,0 +1,223 @@
+package inbound
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/subscription"
+)
+
+// MaxStoredBounceBytes bounds the messages a bounce record keeps: the
+// newest is always kept, older ones while the total stays within it. (The
+// original keeps every message, so enough bounces to one address would
+// outgrow a document.)
+const MaxStoredBounceBytes = 4 << 20
+
+// bounceLockTTL is how long a bounce record stays locked when the node
+// holding it dies; handling one bounce takes milliseconds (plus, at the
+// threshold, sending the acknowledgement).
+const bounceLockTTL = time.Minute
+
+var (
+	errTryLater       = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "Temporary failure, try again later"}
+	errMalformedMail  = &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 6, 0}, Message: "Message could not be parsed"}
+	errNoSubscription = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "No such subscription"}
+	errUnsubRefused   = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "Unsubscription refused"}
+	errNullSender     = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "List-unsubscribe mail must come from the subscriber's address"}
+	errUnsubscribeOff = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "List-unsubscribe by email is disabled"}
+)
+
+// handler applies received mail to subscriptions and bounce records.
+type handler struct {
+	store           *mongostore.Store
+	subs            *subscription.Service
+	rules           rules
+	bounce          bool // email.bounce.enabled
+	listUnsubscribe bool // email.listUnsubscribeByEmail.enabled
+	threshold       int64
+	httpHost        string
+	log             *slog.Logger
+	now             func() time.Time
+}
+
+// caller is who the service records as having acted for mail from a
+// client: an anonymous caller at the client's address, as the API records
+// an anonymous request. Mail proves no more than knowledge of the code, so
+// it never acts with more rights than the API gives an anonymous caller.
+func caller(client string) notify.UserProfile {
+	return notify.UserProfile{SecurityID: client, AuthnStrategy: notify.AuthnIP, Role: notify.RoleAnonymous}
+}
+
+// unsubscribe handles list-unsubscribe mail: the API's anonymous
+// unsubscribe with the address's code and the envelope sender as the
+// subscriber's address.
+func (h *handler) unsubscribe(ctx context.Context, r recipient, from, client string) error {
+	reply, err := h.subs.Unsubscribe(ctx, caller(client), subscription.UnsubscribeRequest{
+		ID: r.id, UnsubscriptionCode: r.code, UserChannelID: from, HTTPHost: h.httpHost,
+	})
+	if err == nil && reply != nil {
+		err = reply.Err
+	}
+	var se *subscription.Error
+	switch {
+	case err == nil:
+		h.log.Info("inbound mail: unsubscribed", "recipient", r.String(), "client", client)
+		return nil
+	case errors.As(err, &se) && se.Status == http.StatusNotFound:
+		h.log.Info("inbound mail: unsubscription of an unknown subscription refused", "recipient", r.String(), "client", client)
+		return errNoSubscription
+	case errors.As(err, &se) && se.Status == http.StatusForbidden:
+		h.log.Info("inbound mail: unsubscription refused (code, sender or state)", "recipient", r.String(), "client", client)
+		return errUnsubRefused
+	}
+	h.log.Error("inbound mail: unsubscription failed", "recipient", r.String(), "err", err)
+	return errTryLater
+}
+
+// bounced handles a bounce: see the package documentation.
+func (h *handler) bounced(ctx context.Context, r recipient, raw []byte, client string) error {
+	if !h.bounce {
+		return nil
+	}
+	rep, err := readReport(raw)
+	if err != nil {
+		h.log.Info("inbound mail: bounce not parsed", "recipient", r.String(), "client", client, "err", err)
+		return errMalformedMail
+	}
+	sub, err := h.subscriptionOf(ctx, r)
+	if errors.Is(err, notify.ErrNotFound) {
+		// Not exactly one confirmed email subscription with this id and
+		// code: accepted and dropped, as in the original.
+		h.log.Info("inbound mail: bounce for no confirmed subscription dropped", "recipient", r.String(), "client", client)
+		return nil
+	}
+	if err != nil {
+		h.log.Error("inbound mail: bounce not recorded", "recipient", r.String(), "err", err)
+		return errTryLater
+	}
+	hard := h.rules.hardBounce(rep, sub.UserChannelID)
+	if err := h.record(ctx, sub, r, hard, raw, client); err != nil {
+		h.log.Error("inbound mail: bounce not recorded", "recipient", r.String(), "err", err)
+		return errTryLater
+	}
+	return nil
+}
+
+// subscriptionOf finds the confirmed email subscription a bn- address
+// names. A wrong code is notify.ErrNotFound, like a wrong id.
+func (h *handler) subscriptionOf(ctx context.Context, r recipient) (*notify.Subscription, error) {
+	oid, err := notify.ParseID(r.id)
+	if err != nil {
+		return nil, notify.ErrNotFound
+	}
+	sub, err := h.store.Subscriptions().FindOne(ctx, mongostore.Query{Filter: bson.D{
+		{Key: "_id", Value: oid},
+		{Key: "channel", Value: notify.ChannelEmail},
+		{Key: "state", Value: notify.StateConfirmed},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare([]byte(sub.UnsubscriptionCode), []byte(r.code)) != 1 {
+		return nil, notify.ErrNotFound
+	}
+	return sub, nil
+}
+
+// record adds a bounce to the active bounce record of the subscription's
+// address and, past the threshold, unsubscribes the address from all its
+// services and closes the record.
+func (h *handler) record(ctx context.Context, sub *notify.Subscription, r recipient, hard bool, raw []byte, client string) error {
+	unlock, err := h.store.Lock(ctx, "bounce/"+notify.ChannelEmail+"/"+sub.UserChannelID, bounceLockTTL)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	bounces := h.store.Bounces()
+	who := caller(client)
+	msg := notify.BounceMessage{Date: h.now(), Message: strings.ToValidUTF8(string(raw), "\uFFFD")}
+	rec, err := bounces.FindOne(ctx, mongostore.Query{Filter: bson.D{
+		{Key: "channel", Value: notify.ChannelEmail},
+		{Key: "state", Value: notify.BounceActive},
+		{Key: "userChannelId", Value: sub.UserChannelID},
+	}})
+	switch {
+	case errors.Is(err, notify.ErrNotFound):
+		rec = &notify.Bounce{Channel: notify.ChannelEmail, UserChannelID: sub.UserChannelID, BounceMessages: []notify.BounceMessage{msg}}
+		if hard {
+			rec.HardBounceCount = 1
+		}
+		rec.CreatedBy = &who
+		if err := bounces.Insert(ctx, rec); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	default:
+		if hard {
+			rec.HardBounceCount++
+		}
+		rec.BounceMessages = keepNewest(append([]notify.BounceMessage{msg}, rec.BounceMessages...))
+		if err := bounces.UpdateByID(ctx, rec.ID.Hex(), bson.D{{Key: "$set", Value: bson.D{
+			{Key: "hardBounceCount", Value: rec.HardBounceCount},
+			{Key: "bounceMessages", Value: messagesValue(rec.BounceMessages)},
+			{Key: "updatedBy", Value: who.Fields()},
+		}}}); err != nil {
+			return err
+		}
+	}
+	h.log.Info("inbound mail: bounce recorded", "recipient", r.String(), "client", client, "hard", hard, "hardBounceCount", rec.HardBounceCount)
+	if rec.HardBounceCount <= h.threshold {
+		return nil
+	}
+	// The unsubscription the API would make for the subscriber with its
+	// code: the code was checked above, the state is checked again there.
+	reply, err := h.subs.Unsubscribe(ctx, who, subscription.UnsubscribeRequest{
+		ID: sub.ID.Hex(), UnsubscriptionCode: sub.UnsubscriptionCode, UserChannelID: sub.UserChannelID,
+		AdditionalServices: []string{"_all"}, HTTPHost: h.httpHost,
+	})
+	if err == nil && reply != nil {
+		err = reply.Err
+	}
+	if err != nil {
+		// The record stays active and over the threshold: the sender
+		// retries, and the next bounce tries again.
+		return err
+	}
+	h.log.Info("inbound mail: address unsubscribed from all services after hard bounces", "recipient", r.String(), "hardBounceCount", rec.HardBounceCount)
+	return bounces.UpdateByID(ctx, rec.ID.Hex(), bson.D{{Key: "$set", Value: bson.D{
+		{Key: "state", Value: notify.BounceDeleted},
+		{Key: "updatedBy", Value: who.Fields()},
+	}}})
+}
+
+// keepNewest keeps msgs (newest first) within MaxStoredBounceBytes, and
+// always the newest.
+func keepNewest(msgs []notify.BounceMessage) []notify.BounceMessage {
+	total := 0
+	for i, m := range msgs {
+		total += len(m.Message)
+		if i > 0 && total > MaxStoredBounceBytes {
+			return msgs[:i]
+		}
+	}
+	return msgs
+}
+
+func messagesValue(msgs []notify.BounceMessage) []any {
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		out[i] = notify.Fields{{Key: "date", Value: m.Date.UTC()}, {Key: "message", Value: m.Message}}
+	}
+	return out
+}
