@@ -9,8 +9,8 @@ import (
 
 func init() { routeGroups = append(routeGroups, (*Server).bounceRoutes) }
 
-// bounceRoutes: SuperAdmin CRUD of bounce records (the inbound SMTP server
-// writes them through this API).
+// bounceRoutes: SuperAdmin CRUD of bounce records (the inbound SMTP server,
+// notify/inbound, writes them in-process).
 func (s *Server) bounceRoutes() {
 	c := &crud[notify.Bounce, *notify.Bounce]{coll: s.store.Bounces(), schema: query.Bounces, prepare: checkBounce}
 	c.routes(s, "/bounces", "bounce", "Bounce", superAdminOnly)

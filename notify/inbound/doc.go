@@ -80,9 +80,11 @@
 // as far as they mean something here: secure (implicit TLS), key and cert
 // (PEM), name (the host name in the greeting), maxClients, socketTimeout
 // (milliseconds), disabledCommands (STARTTLS; AUTH is never offered) and
-// hideSTARTTLS. STARTTLS is offered unless disabled. The certificate is the
-// options' key and cert, else the deployment's server/certs, else one made
-// at start and signed by itself (as smtp-server ships one): sending servers
-// use opportunistic TLS and do not check it. Other options are reported at
-// start and ignored; size is fixed at MaxMessageBytes, as in the original.
+// hideSTARTTLS. The certificate is the options' key and cert, else the
+// deployment's server/certs. With one, STARTTLS is offered (unless
+// disabled); without one, it is not, since clients that verify
+// certificates (Go's net/smtp does) would fail on a certificate the server
+// made itself, and secure then serves one made at start and signed by
+// itself, as smtp-server ships one. Other options are reported at start
+// and ignored; size is fixed at MaxMessageBytes, as in the original.
 package inbound

@@ -287,6 +287,22 @@ func TestBounceRules(t *testing.T) {
 	}
 }
 
+func TestBounceOfASubscriptionWithoutCodeCounts(t *testing.T) {
+	e := start(t, map[string]any{"subscription": map[string]any{"anonymousUnsubscription": map[string]any{"code": map[string]any{"required": false}}}})
+	const reader = "reader@example.com"
+	id := e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "roads", "channel": "email", "userChannelId": reader, "state": "confirmed"}).Expect(t, 200).Map(t)["id"].(string)
+	bn := e.notify(t, "roads", reader).Envelope.From
+	if bn != "bn-"+id+"-@invalid.local" {
+		t.Fatalf("envelope sender %q", bn)
+	}
+	if err := e.send(t, "", []string{bn}, dsn(bn, reader, "5.1.1")); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if bs := e.bounces(t); len(bs) != 1 || bs[0]["hardBounceCount"] != 1.0 {
+		t.Fatalf("records %v", bs)
+	}
+}
+
 func TestBouncesForNoConfirmedSubscriptionAreDropped(t *testing.T) {
 	e := start(t)
 	const reader = "reader@example.com"

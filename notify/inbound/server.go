@@ -118,22 +118,29 @@ func New(o Options) (*Server, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.tls = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if cert != nil {
+		s.tls = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{*cert}}
+	}
 	return s, warnings, nil
 }
 
-func (s *Server) certificate(deployment *tls.Certificate) (tls.Certificate, error) {
+// certificate is the options' key and cert, else the deployment's, else,
+// for implicit TLS only, one made now; nil when TLS is not needed.
+func (s *Server) certificate(deployment *tls.Certificate) (*tls.Certificate, error) {
 	switch {
 	case len(s.opts.keyPEM) > 0:
 		c, err := tls.X509KeyPair(s.opts.certPEM, s.opts.keyPEM)
 		if err != nil {
-			return c, fmt.Errorf("%s: key and cert do not form a key pair: %v", optionsKey, err)
+			return nil, fmt.Errorf("%s: key and cert do not form a key pair: %v", optionsKey, err)
 		}
-		return c, nil
+		return &c, nil
 	case deployment != nil:
-		return *deployment, nil
+		return deployment, nil
+	case s.opts.secure:
+		c, err := selfSigned(append([]string{s.hostname()}, s.domains...))
+		return &c, err
 	}
-	return selfSigned(append([]string{s.hostname()}, s.domains...))
+	return nil, nil
 }
 
 // hostname is the name the server greets with: options.name, else the
@@ -176,8 +183,10 @@ func (s *Server) Start(ctx context.Context, addr string) (listening string, stop
 	srv.WriteTimeout = s.opts.socketTimeout
 	srv.EnableSMTPUTF8 = true
 	srv.ErrorLog = errorLog{s.log}
-	if s.opts.startTLS || s.opts.secure {
-		// Offered as STARTTLS on plain connections only.
+	if s.opts.startTLS && !s.opts.secure {
+		// STARTTLS is offered only with a certificate of the deployment's
+		// (nil otherwise): clients that verify certificates, as Go's
+		// net/smtp does, would fail on one the server made itself.
 		srv.TLSConfig = s.tls
 	}
 

@@ -14,10 +14,10 @@ import (
 )
 
 // selfSigned makes a certificate for names, signed by its own key, for
-// TLS when the deployment has no certificate: servers that send mail use
-// TLS opportunistically and do not verify the certificate, so it keeps
-// bounces private on the wire (smtp-server ships such a certificate for the
-// same reason). It lives as long as the process.
+// implicit TLS (options.secure) when the deployment has no certificate, as
+// smtp-server ships one: a port that speaks only TLS needs one, and the
+// TCP proxies the original's documentation puts in front do not verify
+// it. It lives as long as the process.
 func selfSigned(names []string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

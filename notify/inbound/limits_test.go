@@ -1,0 +1,216 @@
+package inbound_test
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"net/textproto"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/notify/inbound"
+)
+
+// conn is a raw SMTP connection, for what a well-behaved client library
+// would not send.
+type conn struct {
+	t *testing.T
+	*textproto.Conn
+	nc net.Conn
+}
+
+// dial connects and reads the greeting, failing t unless it is 220.
+func (e *env) dial(t *testing.T) *conn {
+	t.Helper()
+	c := e.dialRaw(t)
+	if code, msg := c.response(); code != 220 {
+		t.Fatalf("greeting %d %s", code, msg)
+	}
+	return c
+}
+
+func (e *env) dialRaw(t *testing.T) *conn {
+	t.Helper()
+	nc, err := net.Dial("tcp", e.smtpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	// A bound on every read only keeps a broken test from hanging.
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	return &conn{t: t, Conn: textproto.NewConn(nc), nc: nc}
+}
+
+func (c *conn) response() (int, string) {
+	c.t.Helper()
+	code, msg, err := c.ReadResponse(0)
+	if err != nil {
+		c.t.Fatalf("reading the reply: %v", err)
+	}
+	return code, msg
+}
+
+// cmd sends one command line and returns the reply.
+func (c *conn) cmd(format string, args ...any) (int, string) {
+	c.t.Helper()
+	if err := c.PrintfLine(format, args...); err != nil {
+		c.t.Fatal(err)
+	}
+	return c.response()
+}
+
+func (c *conn) expect(want int, format string, args ...any) string {
+	c.t.Helper()
+	code, msg := c.cmd(format, args...)
+	if code != want {
+		c.t.Fatalf("%s: %d %s, want %d", fmt.Sprintf(format, args...), code, msg, want)
+	}
+	return msg
+}
+
+// closed reports whether the server ends the connection: the next read
+// finds EOF (after any last replies).
+func (c *conn) closed() bool {
+	r := bufio.NewReader(c.nc)
+	for {
+		if _, err := r.ReadString('\n'); err != nil {
+			return !isTimeout(err)
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	ne, ok := err.(net.Error)
+	return ok && ne.Timeout()
+}
+
+func TestEHLOAdvertisesTheLimitsAndNoAUTH(t *testing.T) {
+	e := start(t)
+	c := e.dial(t)
+	ext := c.expect(250, "EHLO mx.sender.test")
+	for _, want := range []string{"SIZE 1000000", "LIMITS RCPTMAX=10"} {
+		if !strings.Contains(ext, want) {
+			t.Errorf("EHLO lacks %q:\n%s", want, ext)
+		}
+	}
+	if strings.Contains(ext, "AUTH") {
+		t.Errorf("EHLO offers AUTH:\n%s", ext)
+	}
+	if strings.Contains(ext, "STARTTLS") {
+		t.Errorf("EHLO offers STARTTLS without a certificate:\n%s", ext)
+	}
+	if code, _ := c.cmd("AUTH PLAIN AGFkbWluAHNlY3JldA=="); code < 500 {
+		t.Errorf("AUTH answered %d", code)
+	}
+}
+
+func TestMessageSizeLimit(t *testing.T) {
+	e := start(t, map[string]any{"email": map[string]any{"bounce": map[string]any{"unsubThreshold": 100.0}}})
+	const reader = "reader@example.com"
+	e.subscribe(t, "roads", reader)
+	bn := e.notify(t, "roads", reader).Envelope.From
+
+	t.Run("a declared size over the limit is refused at MAIL", func(t *testing.T) {
+		c := e.dial(t)
+		c.expect(250, "EHLO mx.sender.test")
+		c.expect(552, "MAIL FROM:<> SIZE=%d", inbound.MaxMessageBytes+1)
+	})
+	t.Run("data over the limit is refused and nothing is written", func(t *testing.T) {
+		c := e.dial(t)
+		c.expect(250, "EHLO mx.sender.test")
+		c.expect(250, "MAIL FROM:<>")
+		c.expect(250, "RCPT TO:<%s>", bn)
+		c.expect(354, "DATA")
+		w := c.DotWriter()
+		msg := dsn(bn, reader, "5.1.1")
+		pad := strings.Repeat(strings.Repeat("x", 98)+"\r\n", inbound.MaxMessageBytes/100+1)
+		if _, err := w.Write([]byte(strings.Replace(msg, "--r1--", pad+"--r1--", 1))); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if code, msg := c.response(); code != 552 {
+			t.Fatalf("reply %d %s, want 552", code, msg)
+		}
+		if bs := e.bounces(t); len(bs) != 0 {
+			t.Fatalf("records %v", bs)
+		}
+	})
+	t.Run("data just under the limit is accepted and kept whole", func(t *testing.T) {
+		msg := dsn(bn, reader, "5.1.1")
+		pad := strings.Repeat(strings.Repeat("y", 98)+"\r\n", (inbound.MaxMessageBytes-len(msg))/100-1)
+		msg = strings.Replace(msg, "--r1--", pad+"--r1--", 1)
+		if err := e.send(t, "", []string{bn}, msg); err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+		bs := e.bounces(t)
+		if len(bs) != 1 || bs[0]["bounceMessages"].([]any)[0].(map[string]any)["message"] != msg {
+			t.Fatalf("the message was not kept whole")
+		}
+	})
+}
+
+func TestRecipientLimit(t *testing.T) {
+	e := start(t)
+	c := e.dial(t)
+	c.expect(250, "EHLO mx.sender.test")
+	c.expect(250, "MAIL FROM:<>")
+	for i := range inbound.MaxRecipients {
+		c.expect(250, "RCPT TO:<bn-0123456789abcdef0123456%x-1@invalid.local>", i)
+	}
+	c.expect(452, "RCPT TO:<bn-0123456789abcdef01234567-2@invalid.local>")
+}
+
+func TestCommandLimitEndsTheConnection(t *testing.T) {
+	e := start(t)
+	c := e.dial(t)
+	c.expect(250, "EHLO mx.sender.test")
+	c.expect(250, "MAIL FROM:<x@example.com>")
+	for range inbound.MaxCommands - 1 {
+		c.expect(550, "RCPT TO:<x@example.com>")
+	}
+	c.expect(421, "RCPT TO:<x@example.com>")
+	if !c.closed() {
+		t.Fatal("the connection stays open")
+	}
+}
+
+func TestOverlongLineEndsTheConnection(t *testing.T) {
+	e := start(t)
+	c := e.dial(t)
+	c.expect(250, "EHLO mx.sender.test")
+	c.expect(500, "MAIL FROM:<%s@example.com>", strings.Repeat("a", inbound.MaxLineLength+10))
+	if !c.closed() {
+		t.Fatal("the connection stays open")
+	}
+}
+
+func TestConnectionLimits(t *testing.T) {
+	// maxClients 5: one client address may hold one connection.
+	e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"maxClients": 5.0}}}})
+	first := e.dial(t)
+	second := e.dialRaw(t)
+	if code, msg := second.response(); code != 421 {
+		t.Fatalf("a connection over the limit was greeted %d %s", code, msg)
+	}
+	first.expect(221, "QUIT")
+	waitFor(t, "a connection to be accepted again", func() bool {
+		c := e.dialRaw(t)
+		code, _ := c.response()
+		return code == 220
+	})
+}
+
+func TestSilentClientsAreDisconnected(t *testing.T) {
+	e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"socketTimeout": 1000.0}}}})
+	c := e.dial(t)
+	c.expect(250, "EHLO mx.sender.test")
+	if code, msg := c.response(); code != 421 {
+		t.Fatalf("after silence: %d %s, want 421", code, msg)
+	}
+	if !c.closed() {
+		t.Fatal("the connection stays open")
+	}
+}
