@@ -68,8 +68,8 @@
 // can take: MaxMessageBytes per message (advertised as SIZE, enforced on
 // DATA and BDAT), MaxRecipients per message, MaxLineLength per line,
 // MaxCommands MAIL and RCPT commands per connection, DefaultMaxClients
-// connections at once (options.maxClients) and a share of them per client
-// address, DefaultSocketTimeout of silence (options.socketTimeout) and
+// connections at once (options.maxClients) and a fifth of them per client
+// address (an IPv6 /64), DefaultSocketTimeout of silence (options.socketTimeout) and
 // MaxSessionTime per connection. Nothing from the mail is logged but the
 // kind of address, the subscription id and the outcome: never a code, an
 // address or content.

@@ -91,7 +91,8 @@ func (h *handler) bounced(ctx context.Context, r recipient, raw []byte, client s
 	}
 	rep, err := readReport(raw)
 	if err != nil {
-		h.log.Info("inbound mail: bounce not parsed", "recipient", r.String(), "client", client, "err", err)
+		// The parser's message may quote the mail: not logged.
+		h.log.Info("inbound mail: bounce not parsed as MIME", "recipient", r.String(), "client", client)
 		return errMalformedMail
 	}
 	sub, err := h.subscriptionOf(ctx, r)

@@ -387,3 +387,16 @@ func TestConcurrentBouncesLoseNoCount(t *testing.T) {
 		t.Fatalf("after %d bounces at once: %v", n, bs)
 	}
 }
+
+func TestABounceToTheSameAddressTwiceCountsOnce(t *testing.T) {
+	e := start(t)
+	const reader = "reader@example.com"
+	e.subscribe(t, "roads", reader)
+	bn := e.notify(t, "roads", reader).Envelope.From
+	if err := e.send(t, "", []string{bn, strings.ToUpper(bn[:2]) + bn[2:]}, dsn(bn, reader, "5.1.1")); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	if bs := e.bounces(t); len(bs) != 1 || bs[0]["hardBounceCount"] != 1.0 || len(bs[0]["bounceMessages"].([]any)) != 1 {
+		t.Fatalf("records %v", bs)
+	}
+}

@@ -2,6 +2,7 @@ package inbound_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"net/textproto"
@@ -212,5 +213,45 @@ func TestSilentClientsAreDisconnected(t *testing.T) {
 	}
 	if !c.closed() {
 		t.Fatal("the connection stays open")
+	}
+}
+
+func TestStopEndsIdleConnectionsAndLetsTransactionsFinish(t *testing.T) {
+	e := start(t)
+	const reader = "reader@example.com"
+	e.subscribe(t, "roads", reader)
+	bn := e.notify(t, "roads", reader).Envelope.From
+
+	idle := e.dial(t)
+	idle.expect(250, "EHLO mx.idle.test")
+	busy := e.dial(t)
+	busy.expect(250, "EHLO mx.busy.test")
+	busy.expect(250, "MAIL FROM:<>")
+	busy.expect(250, "RCPT TO:<%s>", bn)
+
+	stopped := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		stopped <- e.stop(ctx)
+	}()
+	if !idle.closed() {
+		t.Fatal("an idle connection stays open while the server stops")
+	}
+	busy.expect(354, "DATA")
+	w := busy.DotWriter()
+	_, _ = w.Write([]byte(dsn(bn, reader, "5.1.1")))
+	_ = w.Close()
+	if code, msg := busy.response(); code != 250 {
+		t.Fatalf("the open transaction was answered %d %s", code, msg)
+	}
+	if !busy.closed() {
+		t.Fatal("the connection stays open after its transaction")
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if bs := e.bounces(t); len(bs) != 1 || bs[0]["hardBounceCount"] != 1.0 {
+		t.Fatalf("records %v", bs)
 	}
 }

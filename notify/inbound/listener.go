@@ -3,12 +3,15 @@ package inbound
 import (
 	"crypto/tls"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/govkit/govkit/internal/clientip"
 )
 
 // limitListener hands out connections while fewer than maxOpen are open,
-// and fewer than perClient from one address; others are told to come back
+// and fewer than perClient from one address (IPv6: one /64); others are told to come back
 // later and closed. Every connection it hands out lives MaxSessionTime at
 // most.
 type limitListener struct {
@@ -36,7 +39,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
-		client := clientAddr(nc)
+		client := limitKey(nc)
 		c := &conn{Conn: nc, readEnd: time.Now().Add(MaxSessionTime)}
 		l.mu.Lock()
 		ok := len(l.open) < l.maxOpen && l.byClient[client] < l.perClient
@@ -70,17 +73,26 @@ func (l *limitListener) refuse(nc net.Conn) {
 	_ = nc.Close()
 }
 
-// endIdle ends every connection that is not receiving or processing a
-// message now, and every other one once its message is answered: for a
-// graceful shutdown.
-func (l *limitListener) endIdle() {
+// shutdown ends every connection that is between transactions now, and
+// every other one once its transaction is answered: for a graceful stop.
+func (l *limitListener) shutdown() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for c := range l.open {
-		c.end()
+		c.shutdown()
 	}
 }
 
+// limitKey is what the per-client limit counts by: the client's address,
+// or its /64 for IPv6, since one host is usually handed a whole /64.
+func limitKey(c net.Conn) string {
+	if ap, err := netip.ParseAddrPort(c.RemoteAddr().String()); err == nil {
+		return clientip.LimitKey(ap.Addr(), 64)
+	}
+	return c.RemoteAddr().String()
+}
+
+// clientAddr is the client's address, for the log and the records.
 func clientAddr(c net.Conn) string {
 	host, _, err := net.SplitHostPort(c.RemoteAddr().String())
 	if err != nil {
@@ -90,15 +102,17 @@ func clientAddr(c net.Conn) string {
 }
 
 // conn is a connection under the server's limits: no read waits past
-// readEnd, whatever deadline the SMTP server asks for.
+// readEnd, whatever deadline the SMTP server asks for, and once the server
+// stops, no read waits at all between transactions.
 type conn struct {
 	net.Conn
 	release func()
 	once    sync.Once
 
-	mu      sync.Mutex
-	readEnd time.Time
-	busy    bool // a message is being received or processed
+	mu       sync.Mutex
+	readEnd  time.Time
+	stopping bool // the server is stopping
+	inTxn    bool // a transaction has recipients and is not answered yet
 }
 
 func (c *conn) SetDeadline(t time.Time) error {
@@ -112,6 +126,9 @@ func (c *conn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
 	if t.IsZero() || t.After(c.readEnd) {
 		t = c.readEnd
+	}
+	if c.stopping && !c.inTxn {
+		t = time.Now()
 	}
 	c.mu.Unlock()
 	return c.Conn.SetReadDeadline(t)
@@ -127,25 +144,30 @@ func (c *conn) Close() error {
 	return err
 }
 
-// end makes the connection's next read fail at once, and a read waiting
-// now too unless a message is in hand (its data is still read, and it is
-// answered).
-func (c *conn) end() {
+// shutdown ends the connection now if it is between transactions, else
+// once its transaction is answered (its next read then fails).
+func (c *conn) shutdown() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
-	if c.readEnd.After(now) {
-		c.readEnd = now
-	}
-	if !c.busy {
-		_ = c.Conn.SetReadDeadline(now)
+	c.stopping = true
+	if !c.inTxn {
+		_ = c.Conn.SetReadDeadline(time.Now())
 	}
 }
 
-func (c *conn) setBusy(b bool) {
+// endAfterReply ends the connection at its next read: the reply being
+// written is the last.
+func (c *conn) endAfterReply() {
 	c.mu.Lock()
-	c.busy = b
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	c.readEnd = time.Now()
+}
+
+// transaction records whether a transaction with recipients is open.
+func (c *conn) transaction(open bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.inTxn = open
 }
 
 // limited finds the conn under a connection the SMTP server holds (a TLS

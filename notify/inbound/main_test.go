@@ -28,6 +28,8 @@ func TestMain(m *testing.M) { apitest.Main(m) }
 type env struct {
 	*apitest.Env
 	smtpAddr string
+	// stop stops the inbound server (the test's cleanup stops it anyway).
+	stop func(context.Context) error
 	// inboundLog is the inbound server's own log.
 	inboundLog *syncBuffer
 }
@@ -65,7 +67,7 @@ func start(t *testing.T, trees ...map[string]any) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.smtpAddr = addr
+	e.smtpAddr, e.stop = addr, stop
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -203,7 +204,7 @@ func (s *Server) Start(ctx context.Context, addr string) (listening string, stop
 		once.Do(func() {
 			shut := make(chan error, 1)
 			go func() { shut <- srv.Shutdown(ctx) }()
-			limits.endIdle()
+			limits.shutdown()
 			if err := <-shut; err != nil && !errors.Is(err, smtp.ErrServerClosed) {
 				stopErr = err
 				_ = srv.Close()
@@ -259,7 +260,12 @@ type session struct {
 	commands int
 }
 
-func (ss *session) Reset()        { ss.from, ss.rcpts = "", nil }
+func (ss *session) Reset() {
+	ss.from, ss.rcpts = "", nil
+	if c := limited(ss.conn.Conn()); c != nil {
+		c.transaction(false)
+	}
+}
 func (ss *session) Logout() error { return nil }
 
 var errTooManyCommands = &smtp.SMTPError{Code: 421, EnhancedCode: smtp.EnhancedCode{4, 7, 0}, Message: "Too many commands, closing connection"}
@@ -272,7 +278,7 @@ func (ss *session) command() error {
 		return nil
 	}
 	if c := limited(ss.conn.Conn()); c != nil {
-		c.end()
+		c.endAfterReply()
 	}
 	return errTooManyCommands
 }
@@ -301,18 +307,19 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 			return errNullSender
 		}
 	}
-	ss.rcpts = append(ss.rcpts, r)
+	// The same address twice is one recipient: a bounce counts once.
+	if !slices.Contains(ss.rcpts, r) {
+		ss.rcpts = append(ss.rcpts, r)
+	}
+	if c := limited(ss.conn.Conn()); c != nil {
+		c.transaction(true)
+	}
 	return nil
 }
 
 // Data receives the message and handles it for each recipient in turn.
 // The answer is the first refusal or failure, if any.
 func (ss *session) Data(r io.Reader) error {
-	c := limited(ss.conn.Conn())
-	if c != nil {
-		c.setBusy(true)
-		defer c.setBusy(false)
-	}
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		var se *smtp.SMTPError
