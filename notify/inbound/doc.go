@@ -67,7 +67,7 @@
 // Anyone on the internet can connect, so the server bounds what a client
 // can take: MaxMessageBytes per message (advertised as SIZE, enforced on
 // DATA and BDAT), MaxRecipients per message, MaxLineLength per line,
-// MaxCommands MAIL and RCPT commands per connection, DefaultMaxClients
+// MaxCommands MAIL and RCPT commands without a message, DefaultMaxClients
 // connections at once (options.maxClients) and a fifth of them per client
 // address (an IPv6 /64), DefaultSocketTimeout of silence (options.socketTimeout) and
 // MaxSessionTime per connection. Nothing from the mail is logged but the

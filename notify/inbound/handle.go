@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -48,6 +49,7 @@ type handler struct {
 	httpHost        string
 	log             *slog.Logger
 	now             func() time.Time
+	known           knownBounces
 }
 
 // caller is who the service records as having acted for mail from a
@@ -115,21 +117,16 @@ func (h *handler) bounced(ctx context.Context, r recipient, raw []byte, client s
 }
 
 // subscriptionOf finds the confirmed email subscription a bn- address
-// names. A wrong code is notify.ErrNotFound, like a wrong id.
+// names. A wrong code, channel or state is notify.ErrNotFound, like a wrong
+// id. (It reads by id alone and checks the rest here: the embedded store
+// answers only a filter of _id alone from its index.)
 func (h *handler) subscriptionOf(ctx context.Context, r recipient) (*notify.Subscription, error) {
-	oid, err := notify.ParseID(r.id)
-	if err != nil {
-		return nil, notify.ErrNotFound
-	}
-	sub, err := h.store.Subscriptions().FindOne(ctx, mongostore.Query{Filter: bson.D{
-		{Key: "_id", Value: oid},
-		{Key: "channel", Value: notify.ChannelEmail},
-		{Key: "state", Value: notify.StateConfirmed},
-	}})
+	sub, err := h.store.Subscriptions().FindByID(ctx, r.id)
 	if err != nil {
 		return nil, err
 	}
-	if subtle.ConstantTimeCompare([]byte(sub.UnsubscriptionCode), []byte(r.code)) != 1 {
+	if sub.Channel != notify.ChannelEmail || sub.State != notify.StateConfirmed ||
+		subtle.ConstantTimeCompare([]byte(sub.UnsubscriptionCode), []byte(r.code)) != 1 {
 		return nil, notify.ErrNotFound
 	}
 	return sub, nil
@@ -147,11 +144,7 @@ func (h *handler) record(ctx context.Context, sub *notify.Subscription, r recipi
 	bounces := h.store.Bounces()
 	who := caller(client)
 	msg := notify.BounceMessage{Date: h.now(), Message: strings.ToValidUTF8(string(raw), "\uFFFD")}
-	rec, err := bounces.FindOne(ctx, mongostore.Query{Filter: bson.D{
-		{Key: "channel", Value: notify.ChannelEmail},
-		{Key: "state", Value: notify.BounceActive},
-		{Key: "userChannelId", Value: sub.UserChannelID},
-	}})
+	rec, err := h.activeBounce(ctx, sub.UserChannelID)
 	switch {
 	case errors.Is(err, notify.ErrNotFound):
 		rec = &notify.Bounce{Channel: notify.ChannelEmail, UserChannelID: sub.UserChannelID, BounceMessages: []notify.BounceMessage{msg}}
@@ -162,6 +155,7 @@ func (h *handler) record(ctx context.Context, sub *notify.Subscription, r recipi
 		if err := bounces.Insert(ctx, rec); err != nil {
 			return err
 		}
+		h.known.put(sub.UserChannelID, rec.ID)
 	case err != nil:
 		return err
 	default:
@@ -196,10 +190,71 @@ func (h *handler) record(ctx context.Context, sub *notify.Subscription, r recipi
 		return err
 	}
 	h.log.Info("inbound mail: address unsubscribed from all services after hard bounces", "recipient", r.String(), "hardBounceCount", rec.HardBounceCount)
+	h.known.drop(sub.UserChannelID)
 	return bounces.UpdateByID(ctx, rec.ID.Hex(), bson.D{{Key: "$set", Value: bson.D{
 		{Key: "state", Value: notify.BounceDeleted},
 		{Key: "updatedBy", Value: who.Fields()},
 	}}})
+}
+
+// activeBounce finds the active bounce record of an email address. The
+// record last used for the address is read by id, the one query the
+// embedded store answers from an index; it is used while it is still the
+// address's and active (another node or the API may have closed it), and
+// otherwise the collection is searched.
+func (h *handler) activeBounce(ctx context.Context, address string) (*notify.Bounce, error) {
+	if id, ok := h.known.get(address); ok {
+		rec, err := h.store.Bounces().FindByID(ctx, id.Hex())
+		switch {
+		case err == nil && rec.State == notify.BounceActive && rec.Channel == notify.ChannelEmail && rec.UserChannelID == address:
+			return rec, nil
+		case err != nil && !errors.Is(err, notify.ErrNotFound):
+			return nil, err
+		}
+		h.known.drop(address)
+	}
+	rec, err := h.store.Bounces().FindOne(ctx, mongostore.Query{Filter: bson.D{
+		{Key: "channel", Value: notify.ChannelEmail},
+		{Key: "state", Value: notify.BounceActive},
+		{Key: "userChannelId", Value: address},
+	}})
+	if err == nil {
+		h.known.put(address, rec.ID)
+	}
+	return rec, err
+}
+
+// maxKnownBounces bounds the addresses whose bounce record id a node
+// remembers.
+const maxKnownBounces = 10000
+
+// knownBounces remembers, per address, the id of the bounce record last
+// used: a hint, always checked against the store.
+type knownBounces struct {
+	mu  sync.Mutex
+	ids map[string]notify.ID
+}
+
+func (k *knownBounces) get(address string) (notify.ID, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	id, ok := k.ids[address]
+	return id, ok
+}
+
+func (k *knownBounces) put(address string, id notify.ID) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.ids == nil || len(k.ids) >= maxKnownBounces {
+		k.ids = map[string]notify.ID{} // forgetting costs one search each
+	}
+	k.ids[address] = id
+}
+
+func (k *knownBounces) drop(address string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.ids, address)
 }
 
 // keepNewest keeps msgs (newest first) within MaxStoredBounceBytes, and

@@ -255,3 +255,27 @@ func TestStopEndsIdleConnectionsAndLetsTransactionsFinish(t *testing.T) {
 		t.Fatalf("records %v", bs)
 	}
 }
+
+func TestManyMessagesOnOneConnection(t *testing.T) {
+	e := start(t, map[string]any{"email": map[string]any{"bounce": map[string]any{"unsubThreshold": 1000.0}}})
+	const reader = "reader@example.com"
+	e.subscribe(t, "roads", reader)
+	bn := e.notify(t, "roads", reader).Envelope.From
+	c := e.dial(t)
+	c.expect(250, "EHLO mx.sender.test")
+	const messages = inbound.MaxCommands // twice the commands the limit allows without a message
+	for range messages {
+		c.expect(250, "MAIL FROM:<>")
+		c.expect(250, "RCPT TO:<%s>", bn)
+		c.expect(354, "DATA")
+		w := c.DotWriter()
+		_, _ = w.Write([]byte(dsn(bn, reader, "5.1.1")))
+		_ = w.Close()
+		if code, msg := c.response(); code != 250 {
+			t.Fatalf("reply %d %s", code, msg)
+		}
+	}
+	if bs := e.bounces(t); len(bs) != 1 || bs[0]["hardBounceCount"] != float64(messages) {
+		t.Fatalf("records %v", bs)
+	}
+}

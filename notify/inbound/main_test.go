@@ -53,7 +53,7 @@ func (s *syncBuffer) String() string {
 
 // start runs the service with config trees merged over apitest's (inbound
 // domain invalid.local, unsubThreshold 2).
-func start(t *testing.T, trees ...map[string]any) *env {
+func start(t testing.TB, trees ...map[string]any) *env {
 	t.Helper()
 	e := &env{Env: apitest.Start(t, apitest.Options{Config: trees}), inboundLog: &syncBuffer{}}
 	srv, _, err := inbound.New(inbound.Options{
@@ -80,7 +80,7 @@ func start(t *testing.T, trees ...map[string]any) *env {
 
 // send delivers msg to the inbound server in one SMTP transaction and
 // returns the server's refusal, if any (a *textproto.Error).
-func (e *env) send(t *testing.T, from string, to []string, msg string) error {
+func (e *env) send(t testing.TB, from string, to []string, msg string) error {
 	t.Helper()
 	c, err := smtp.Dial(e.smtpAddr)
 	if err != nil {

@@ -176,3 +176,17 @@ func FuzzReadReport(f *testing.F) {
 		_ = rules.hardBounce(rep, "a@b.c")
 	})
 }
+
+// BenchmarkReadReport parses a typical delivery status notification and
+// applies the default rules.
+func BenchmarkReadReport(b *testing.B) {
+	msg := []byte(dsn("Undelivered Mail Returned to Sender", "", "The mail could not be delivered.", "reader@example.com", "5.1.1"))
+	r := defaultRules(b, "")
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, err := readReport(msg)
+		if err != nil || !r.hardBounce(rep, "reader@example.com") {
+			b.Fatal(err)
+		}
+	}
+}

@@ -32,8 +32,9 @@ const (
 	MaxRecipients = 10
 	// MaxLineLength is twice RFC 5321's 1000 octets, as go-smtp allows.
 	MaxLineLength = 2000
-	// MaxCommands is how many MAIL and RCPT commands one connection may
-	// send; then it is closed.
+	// MaxCommands is how many MAIL and RCPT commands a connection may send
+	// without delivering a message (DATA); then it is closed. Senders that
+	// deliver can keep a connection for many messages; probing cannot.
 	MaxCommands = 100
 	// DefaultMaxClients is how many connections may be open at once
 	// (options.maxClients); one client address may hold a fifth of them.
@@ -257,7 +258,7 @@ type session struct {
 	client   string
 	from     string
 	rcpts    []recipient
-	commands int
+	commands int // MAIL and RCPT since the last DATA
 }
 
 func (ss *session) Reset() {
@@ -320,6 +321,7 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 // Data receives the message and handles it for each recipient in turn.
 // The answer is the first refusal or failure, if any.
 func (ss *session) Data(r io.Reader) error {
+	ss.commands = 0
 	raw, err := io.ReadAll(r)
 	if err != nil {
 		var se *smtp.SMTPError
