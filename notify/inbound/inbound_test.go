@@ -400,3 +400,22 @@ func TestABounceToTheSameAddressTwiceCountsOnce(t *testing.T) {
 		t.Fatalf("records %v", bs)
 	}
 }
+
+func TestBounceWithHostileBytesIsStoredAsValidText(t *testing.T) {
+	e := start(t)
+	const reader = "reader@example.com"
+	e.subscribe(t, "roads", reader)
+	bn := e.notify(t, "roads", reader).Envelope.From
+	msg := strings.Replace(dsn(bn, reader, "5.1.1"), "could not be delivered", "could not\x00 be \xff\xfe delivered {\"$where\": 1}", 1)
+	if err := e.send(t, "", []string{bn}, msg); err != nil {
+		t.Fatalf("refused: %v", err)
+	}
+	b := e.bounces(t)
+	if len(b) != 1 {
+		t.Fatalf("records %v", b)
+	}
+	got := b[0]["bounceMessages"].([]any)[0].(map[string]any)["message"]
+	if want := strings.ToValidUTF8(msg, "\uFFFD"); got != want {
+		t.Fatalf("stored %q, want %q", got, want)
+	}
+}
