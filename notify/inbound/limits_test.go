@@ -279,3 +279,23 @@ func TestManyMessagesOnOneConnection(t *testing.T) {
 		t.Fatalf("records %v", bs)
 	}
 }
+
+func TestStopRightAfterStart(t *testing.T) {
+	e := start(t)
+	for range 20 {
+		srv, _, err := inbound.New(inbound.Options{Config: e.Config, Store: e.Store, Subscriptions: e.App.Subscriptions})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = stop(ctx)
+		cancel()
+		if err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+	}
+}

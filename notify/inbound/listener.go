@@ -24,6 +24,7 @@ type limitListener struct {
 	mu       sync.Mutex
 	open     map[*conn]struct{}
 	byClient map[string]int
+	stopping bool
 }
 
 func newLimitListener(l net.Listener, maxOpen int, greet bool) *limitListener {
@@ -46,6 +47,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 		if ok {
 			l.open[c] = struct{}{}
 			l.byClient[client]++
+			c.stopping = l.stopping
 		}
 		l.mu.Unlock()
 		if !ok {
@@ -78,6 +80,7 @@ func (l *limitListener) refuse(nc net.Conn) {
 func (l *limitListener) shutdown() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.stopping = true
 	for c := range l.open {
 		c.shutdown()
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 
+	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/subscription"
@@ -59,9 +60,9 @@ type Options struct {
 	Config        *config.Config
 	Store         *mongostore.Store
 	Subscriptions *subscription.Service
-	// Certificate serves TLS (options.secure, STARTTLS) when the options
-	// carry no key and cert: the deployment's server/certs. nil: a
-	// certificate made at start.
+	// Certificate serves TLS (STARTTLS, options.secure) when the options
+	// carry no key and cert: the deployment's server/certs. nil: no
+	// STARTTLS, and options.secure serves a certificate made at start.
 	Certificate *tls.Certificate
 	// HTTPHost is scheme://host:port of the service, for the links in
 	// acknowledgement messages when config has no httpHost (the original
@@ -104,7 +105,7 @@ func New(o Options) (*Server, []string, error) {
 	}
 	now := o.Now
 	if now == nil {
-		now = func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) }
+		now = notify.Now
 	}
 	s := &Server{
 		h: &handler{
@@ -162,9 +163,9 @@ func (s *Server) hostname() string {
 
 // Start listens on addr (host:port; port 0 picks a free one) and serves
 // until stop is called. It returns the address it listens on. stop stops
-// accepting, ends idle connections, lets messages in hand be answered
-// within its context's deadline, then closes what is left and waits for
-// the handling of any message still running.
+// accepting, ends connections between transactions, lets open transactions
+// finish within its context's deadline, then closes what is left and waits
+// for the handling of any message still running.
 func (s *Server) Start(ctx context.Context, addr string) (listening string, stop func(context.Context) error, err error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
@@ -205,8 +206,12 @@ func (s *Server) Start(ctx context.Context, addr string) (listening string, stop
 		once.Do(func() {
 			shut := make(chan error, 1)
 			go func() { shut <- srv.Shutdown(ctx) }()
+			// go-smtp closes only the listeners Serve has registered; one
+			// stopped right after Start may not be yet, and would then
+			// accept for ever.
+			_ = limits.Close()
 			limits.shutdown()
-			if err := <-shut; err != nil && !errors.Is(err, smtp.ErrServerClosed) {
+			if err := <-shut; err != nil && !errors.Is(err, smtp.ErrServerClosed) && !errors.Is(err, net.ErrClosed) {
 				stopErr = err
 				_ = srv.Close()
 			}
