@@ -32,7 +32,8 @@ import (
 // The fixture reads the listening address and the database host from the
 // environment (process.env in its .js files), as a deployment on a platform
 // does; the test sets only those variables: HOST and PORT to a free loopback
-// port, and DATABASE_SERVICE_NAME, DB_PORT and MONGODB_DATABASE to a
+// port, INBOUND_SMTP_PORT to another (the inbound SMTP server listens too),
+// and DATABASE_SERVICE_NAME, DB_PORT and MONGODB_DATABASE to a
 // document store of its own, because the MongoDB host the fixture names
 // (localhost:27017) does not exist here. Everything else comes from the
 // upgraded files.
@@ -61,6 +62,7 @@ func TestNotifyServeRunsAnUpgradedV1Deployment(t *testing.T) {
 	port := upgradeServeFreePort(t)
 	t.Setenv("HOST", "127.0.0.1")
 	t.Setenv("PORT", port)
+	t.Setenv("INBOUND_SMTP_PORT", upgradeServeFreePort(t))
 	t.Setenv("DATABASE_SERVICE_NAME", storeURL.Hostname())
 	t.Setenv("DB_PORT", storeURL.Port())
 	t.Setenv("MONGODB_DATABASE", database)

@@ -18,7 +18,7 @@ module.exports = {
   },
   inboundSmtpServer: {
     domain: 'notify.example.gov',
-    listeningSmtpPort: 2525,
+    listeningSmtpPort: process.env.INBOUND_SMTP_PORT || 2525,
     bounce: {
       unsubThreshold: 3,
     },
