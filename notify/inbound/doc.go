@@ -15,7 +15,8 @@
 // # List-unsubscribe
 //
 // Mail to un-{id}-{code} unsubscribes the subscription exactly as the
-// API's anonymous unsubscribe does (notify/subscription's Unsubscribe:
+// API's anonymous unsubscribe does (notify/subscription's Unsubscribe,
+// called in-process rather than over the API as the original does:
 // the code must match, the envelope sender must be the subscription's
 // address, ignoring case, and the subscription must be confirmed; the
 // acknowledgement message with its undo link is sent). A refusal is
@@ -71,8 +72,8 @@
 // connections at once (options.maxClients) and a fifth of them per client
 // address (an IPv6 /64), DefaultSocketTimeout of silence (options.socketTimeout) and
 // MaxSessionTime per connection. Nothing from the mail is logged but the
-// kind of address, the subscription id and the outcome: never a code, an
-// address or content.
+// kind of address, the subscription id, the client's address and the
+// outcome: never a code, a subscriber's address or content.
 //
 // # Options
 //
