@@ -1,6 +1,7 @@
 package config
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -77,12 +78,12 @@ func (c *Config) Func(path string) (Func, bool) {
 }
 
 // Call calls the config function at path.
-func (c *Config) Call(path string, args ...any) (any, error) {
+func (c *Config) Call(ctx context.Context, path string, args ...any) (any, error) {
 	f, ok := c.Func(path)
 	if !ok {
 		return nil, fmt.Errorf("notify config: %s is not a function", path)
 	}
-	return f(args...)
+	return f(ctx, args...)
 }
 
 // NodeRole is the role of a node in a multi-node deployment, from the

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,7 +38,7 @@ func BenchmarkIsAdmin(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if v, err := c.OIDC.IsAdmin(payload); err != nil || v != true {
+			if v, err := c.OIDC.IsAdmin(context.Background(), payload); err != nil || v != true {
 				b.Fatal(v, err)
 			}
 		}

@@ -1,6 +1,7 @@
 package config_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,7 +264,7 @@ module.exports = {
 		{"isAuthorizedUser false without it", c.OIDC.IsAuthorizedUser, user, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := tc.fn(tc.payload)
+			got, err := tc.fn(context.Background(), tc.payload)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -287,7 +288,7 @@ module.exports = {
 		{[]any{"Hello", "bye"}, false},
 		{[]any{"", "x"}, false},
 	} {
-		got, err := ff.Func(tc.args)
+		got, err := ff.Func(context.Background(), tc.args)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +299,7 @@ module.exports = {
 	if f, ok := c.Func("oidc.isAdmin"); !ok || f == nil {
 		t.Error("Func by path")
 	}
-	if got, err := c.Call("oidc.isAdmin", admin); err != nil || got != true {
+	if got, err := c.Call(context.Background(), "oidc.isAdmin", admin); err != nil || got != true {
 		t.Errorf("Call = %v, %v", got, err)
 	}
 }
@@ -330,7 +331,7 @@ module.exports = {
 	if !reflect.DeepEqual(c.AdminIPs, []string{"0.0.0.0/0"}) || c.Queue.Connection != nil || c.HTTPHost != "/a/b" {
 		t.Fatalf("adminIps %v queue %+v httpHost %q", c.AdminIPs, c.Queue.Connection, c.HTTPHost)
 	}
-	got, err := c.OIDC.IsAdmin(map[string]any{"role": "ADMIN"})
+	got, err := c.OIDC.IsAdmin(context.Background(), map[string]any{"role": "ADMIN"})
 	if err != nil || got != true {
 		t.Fatalf("isAdmin = %v, %v", got, err)
 	}
@@ -816,7 +817,7 @@ func TestCustomFilterFunctionSignatures(t *testing.T) {
 			if !reflect.DeepEqual(f.Signature, tc.want) {
 				t.Fatalf("signature = %+v, want %+v", f.Signature, tc.want)
 			}
-			if got, err := f.Func([]any{"x"}); err != nil || got != "x" {
+			if got, err := f.Func(context.Background(), []any{"x"}); err != nil || got != "x" {
 				t.Fatalf("call = %v, %v", got, err)
 			}
 		})
@@ -935,7 +936,7 @@ func TestConfigFunctionsFromManyGoroutines(t *testing.T) {
 				if want {
 					roles = append(roles, "admin")
 				}
-				got, err := c.OIDC.IsAdmin(map[string]any{"roles": roles})
+				got, err := c.OIDC.IsAdmin(context.Background(), map[string]any{"roles": roles})
 				if err != nil || got != want {
 					errs <- fmt.Errorf("goroutine %d call %d: %v %v", g, i, got, err)
 				}
@@ -1004,7 +1005,7 @@ func TestEditedDefaultsFilesAreWarnedAbout(t *testing.T) {
 }
 
 func TestNewFromTrees(t *testing.T) {
-	isAdmin := config.Func(func(args ...any) (any, error) {
+	isAdmin := config.Func(func(_ context.Context, args ...any) (any, error) {
 		return args[0].(map[string]any)["admin"] == true, nil
 	})
 	c, err := config.New(
@@ -1017,7 +1018,7 @@ func TestNewFromTrees(t *testing.T) {
 	if len(c.AdminIPs) != 0 || c.Queue.Connection != nil || c.Port != 0 || c.RestAPIRoot != "/api" {
 		t.Fatalf("config = %+v", c)
 	}
-	if got, err := c.OIDC.IsAdmin(map[string]any{"admin": true}); err != nil || got != true {
+	if got, err := c.OIDC.IsAdmin(context.Background(), map[string]any{"admin": true}); err != nil || got != true {
 		t.Fatalf("isAdmin = %v %v", got, err)
 	}
 	_, err = config.New(map[string]any{"smtp": map[string]any{"host": "h"}})
@@ -1055,7 +1056,7 @@ func TestRelativeRequireAsTheHelmChartDoes(t *testing.T) {
 		t.Errorf("httpHost from a required JSON file = %q", c.HTTPHost)
 	}
 	for _, admin := range []bool{true, false} {
-		if got, err := c.OIDC.IsAdmin(map[string]any{"admin": admin}); err != nil || got != admin {
+		if got, err := c.OIDC.IsAdmin(context.Background(), map[string]any{"admin": admin}); err != nil || got != admin {
 			t.Errorf("isAdmin from a required module = %v, %v", got, err)
 		}
 	}
@@ -1078,7 +1079,7 @@ func TestRedactedHidesSecrets(t *testing.T) {
 		"sms":   map[string]any{"providerSettings": map[string]any{"twilio": map[string]any{"accountSid": "sid", "authToken": "t"}, "swift": map[string]any{"accountKey": "k", "notifyBCSwiftKey": "sk"}}},
 		"queue": map[string]any{"connection": map[string]any{"password": "rp", "sentinelPassword": "sp"}},
 		"tls":   map[string]any{"key": "PEM"},
-		"oidc":  map[string]any{"isAdmin": config.Func(func(...any) (any, error) { return true, nil })},
+		"oidc":  map[string]any{"isAdmin": config.Func(func(context.Context, ...any) (any, error) { return true, nil })},
 	})
 	if err != nil {
 		t.Fatal(err)

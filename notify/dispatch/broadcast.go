@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mongostore"
 )
 
@@ -277,11 +278,21 @@ func (d *Dispatcher) wanted(ctx context.Context, p *push, sub *notify.Subscripti
 	}
 	if f := sub.BroadcastPushNotificationFilter; f != "" && p.data != nil {
 		if ok, err := d.o.Filters.Match(ctx, f, p.data); err != nil || !ok {
+			if errors.Is(err, jmesfilter.ErrBudget) {
+				d.log.Warn("notify: a subscription's filter went over its budget; the subscriber is skipped",
+					"notification", p.n.ID.Hex(), "subscription", sub.ID.Hex(), "field", "broadcastPushNotificationFilter", "err", err)
+			}
 			return false
 		}
 	}
 	if f := p.n.BroadcastPushNotificationSubscriptionFilter; f != "" && sub.Data != nil {
 		if ok, err := d.o.Filters.Match(ctx, f, notify.PlainValue(sub.Data)); err != nil || !ok {
+			// Logged once per broadcast: the filter is the notification's,
+			// and the subscribers whose data make it go over are many.
+			if errors.Is(err, jmesfilter.ErrBudget) && p.overBudget.CompareAndSwap(false, true) {
+				d.log.Warn("notify: the notification's filter went over its budget on a subscriber's data; such subscribers are skipped",
+					"notification", p.n.ID.Hex(), "subscription", sub.ID.Hex(), "field", FilterField, "err", err)
+			}
 			return false
 		}
 	}

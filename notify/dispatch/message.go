@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/govkit/govkit/notify"
@@ -25,6 +26,9 @@ type push struct {
 	// filtering.
 	data                      any
 	from, subject, text, html string
+	// overBudget is set once the notification's filter went over its
+	// evaluation budget, so that it is logged once per broadcast.
+	overBudget atomic.Bool
 }
 
 func newPush(n *notify.Notification, host string) *push {

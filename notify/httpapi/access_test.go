@@ -167,11 +167,11 @@ func (p *oidcProvider) token(t *testing.T, key *rsa.PrivateKey, claims map[strin
 
 func TestAccessOIDC(t *testing.T) {
 	p := newOIDCProvider(t)
-	isAdmin := config.Func(func(args ...any) (any, error) {
+	isAdmin := config.Func(func(_ context.Context, args ...any) (any, error) {
 		c, _ := args[0].(map[string]any)
 		return c["role"] == "admin", nil
 	})
-	isAuthorized := config.Func(func(args ...any) (any, error) {
+	isAuthorized := config.Func(func(_ context.Context, args ...any) (any, error) {
 		c, _ := args[0].(map[string]any)
 		return c["email_verified"] == true, nil
 	})

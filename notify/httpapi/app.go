@@ -194,7 +194,8 @@ func oidcFromConfig(cfg *config.Config) *access.OIDC {
 			return nil
 		}
 		return func(claims map[string]any) (bool, error) {
-			v, err := f(claims)
+			// The config runtime's call timeout bounds the call.
+			v, err := f(context.Background(), claims)
 			if err != nil {
 				return false, err
 			}

@@ -33,3 +33,18 @@ func BenchmarkValidateUncached(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkMatchOverBudget is the worst a filter can cost a broadcast: one
+// that doubles an array until the step or byte budget stops it.
+func BenchmarkMatchOverBudget(b *testing.B) {
+	e := engine(b)
+	ctx := context.Background()
+	expr := "w > `1` && length(" + doubling(40) + ") > `0`"
+	data := map[string]any{"w": 2.0}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ok, _ := e.Match(ctx, expr, data); ok {
+			b.Fatal("matched")
+		}
+	}
+}

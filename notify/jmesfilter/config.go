@@ -28,12 +28,9 @@ func FromConfig(decls map[string]config.FilterFunction) Functions {
 				if call == nil {
 					return nil, errNoFunc
 				}
-				// The config runtime bounds each call with its own timeout;
-				// a call already cancelled is not started.
-				if err := ctx.Err(); err != nil {
-					return nil, err
-				}
-				return call(args)
+				// ctx carries the evaluation's deadline, which interrupts
+				// the JavaScript; the config runtime bounds the result.
+				return call(ctx, args)
 			},
 		}
 	}

@@ -35,6 +35,31 @@
 // compiled on its own rather than pasted into "[?…]", so text such as
 // "a] | [b" cannot escape the filter brackets. Expressions are limited to
 // MaxExpressionLength bytes.
+//
+// # Bounds
+//
+// Anyone may write a subscription's filter, and a few dozen bytes of
+// JMESPath can describe more work than any machine has memory or time for
+// (pad_left('x', `1e12`), or [@,@][] repeated forty times, which doubles
+// an array forty times). Filters are therefore bounded (see Limits):
+//
+//   - when written: nesting deeper than Limits.Depth, a literal pad width
+//     beyond the byte budget, and an expression that goes over a hundredth
+//     of the budget with no data at all are refused with a SyntaxError;
+//   - when evaluated: expressions run on an evaluator of our own over the
+//     library's syntax tree, which charges every node, every element an
+//     operator visits and every byte a function or operator is about to
+//     allocate against Limits.Steps and Limits.Bytes, and stops at
+//     Limits.Time (custom functions included: their JavaScript is
+//     interrupted). An evaluation over budget is "no match" with an error
+//     for which errors.Is(err, ErrBudget) holds; the dispatcher logs it.
+//
+// The evaluator gives the library's answers (tests compare the two), with
+// three differences: contains() compares arrays and objects by value (the
+// library's == panics on arrays), sort_by() sorts a copy (the library sorts
+// its argument in place, which would reorder data shared by concurrent
+// evaluations), and the values of an object projection (*) come in key
+// order rather than Go's random map order.
 package jmesfilter
 
 import (
@@ -48,7 +73,6 @@ import (
 	"time"
 
 	jpfunctions "github.com/jmespath-community/go-jmespath/pkg/functions"
-	"github.com/jmespath-community/go-jmespath/pkg/interpreter"
 	"github.com/jmespath-community/go-jmespath/pkg/parsing"
 	"github.com/jmespath-community/go-jmespath/pkg/util"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -217,29 +241,40 @@ func (e *SyntaxError) StatusCode() int { return 400 }
 // Engine compiles and evaluates filters with one set of custom functions.
 // It is safe for concurrent use.
 type Engine struct {
-	custom   map[string]Function
-	builtins map[string][]jpfunctions.ArgSpec
-	defaults interpreter.FunctionCaller
+	custom map[string]Function
+	limits Limits
 
 	mu       sync.Mutex
 	cache    map[string]*Filter
 	capacity int
 }
 
-// New returns an Engine with the given custom functions. It refuses a
-// function without Call or with a malformed signature, naming it.
-func New(fns Functions) (*Engine, error) {
+// New returns an Engine with the given custom functions and
+// DefaultLimits. It refuses a function without Call or with a malformed
+// signature, naming it.
+func New(fns Functions) (*Engine, error) { return NewWithLimits(fns, DefaultLimits) }
+
+// NewWithLimits is New with other limits; a zero field of l takes the
+// default's value.
+func NewWithLimits(fns Functions, l Limits) (*Engine, error) {
+	if l.Steps <= 0 {
+		l.Steps = DefaultLimits.Steps
+	}
+	if l.Bytes <= 0 {
+		l.Bytes = DefaultLimits.Bytes
+	}
+	if l.Time <= 0 {
+		l.Time = DefaultLimits.Time
+	}
+	if l.Depth <= 0 {
+		l.Depth = DefaultLimits.Depth
+	}
 	e := &Engine{
 		custom:   make(map[string]Function, len(fns)),
-		builtins: map[string][]jpfunctions.ArgSpec{},
+		limits:   l,
 		cache:    map[string]*Filter{},
 		capacity: DefaultCacheSize,
 	}
-	defaults := jpfunctions.GetDefaultFunctions()
-	for _, f := range defaults {
-		e.builtins[f.Name] = f.Arguments
-	}
-	e.defaults = interpreter.NewFunctionCaller(defaults...)
 	for name, f := range fns {
 		if name == "" {
 			return nil, errors.New("broadcastCustomFilterFunctions: a function has an empty name")
@@ -262,6 +297,9 @@ func New(fns Functions) (*Engine, error) {
 	}
 	return e, nil
 }
+
+// Limits returns the bounds the engine applies.
+func (e *Engine) Limits() Limits { return e.limits }
 
 // Filter is a compiled filter expression.
 type Filter struct {
@@ -339,6 +377,9 @@ func (e *Engine) compile(expr string) (f *Filter, err error) {
 	if err := e.checkCalls(node); err != nil {
 		return nil, &SyntaxError{Expr: expr, Reason: err.Error()}
 	}
+	if err := e.checkBounds(expr, node); err != nil {
+		return nil, &SyntaxError{Expr: expr, Reason: err.Error()}
+	}
 	return &Filter{expr: expr, node: node, engine: e}, nil
 }
 
@@ -352,9 +393,9 @@ func (e *Engine) checkCalls(n parsing.ASTNode) error {
 			if err := arity(name, got, f.Signature); err != nil {
 				return err
 			}
-		} else if args, ok := e.builtins[name]; ok {
-			min, max, varargs := 0, len(args), false
-			for _, a := range args {
+		} else if b, ok := builtins[name]; ok {
+			min, max, varargs := 0, len(b.args), false
+			for _, a := range b.args {
 				if !a.Optional {
 					min++
 				}
@@ -414,7 +455,9 @@ func argCountError(name string, got, min, max int, varargs bool) error {
 // is truthy. data is a decoded JSON document (map[string]any, []any,
 // scalars); BSON documents, Go integers, times and typed maps and slices
 // are converted first. A non-nil error means the evaluation failed; the
-// dispatcher treats that as "no match", as the original does.
+// dispatcher treats that as "no match", as the original does. An
+// evaluation that goes over the engine's Limits stops there with an error
+// for which errors.Is(err, ErrBudget) holds.
 func (f *Filter) Match(ctx context.Context, data any) (matched bool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -422,8 +465,12 @@ func (f *Filter) Match(ctx context.Context, data any) (matched bool, err error) 
 		}
 	}()
 	data = Normalize(data)
-	c := &caller{ctx: ctx, e: f.engine}
-	res, err := interpreter.NewInterpreter(data, c, nil).Execute(f.node, data)
+	l := f.engine.limits
+	ev := &evaluator{ctx: ctx, engine: f.engine, root: data, limits: l, deadline: time.Now().Add(l.Time)}
+	res, err := ev.eval(f.node, data, nil)
+	if ev.err != nil {
+		err = ev.err
+	}
 	if err != nil {
 		return false, fmt.Errorf("filter %q: %w", f.expr, err)
 	}
@@ -438,31 +485,6 @@ func (e *Engine) Match(ctx context.Context, expr string, data any) (bool, error)
 		return false, err
 	}
 	return f.Match(ctx, data)
-}
-
-// caller resolves function calls of one evaluation: custom functions first
-// (they may replace built-ins), then JMESPath's own.
-type caller struct {
-	ctx context.Context
-	e   *Engine
-}
-
-func (c *caller) CallFunction(name string, args []any) (any, error) {
-	f, ok := c.e.custom[name]
-	if !ok {
-		return c.e.defaults.CallFunction(name, args)
-	}
-	if err := checkArgs(name, f.Signature, args); err != nil {
-		return nil, err
-	}
-	if err := c.ctx.Err(); err != nil {
-		return nil, err
-	}
-	res, err := f.Call(c.ctx, args)
-	if err != nil {
-		return nil, fmt.Errorf("%s(): %w", name, err)
-	}
-	return Normalize(res), nil
 }
 
 // checkArgs applies a signature the way the original's library does.

@@ -17,6 +17,28 @@ type exportCtx struct {
 	file string
 	path []seg
 	seen []*goja.Object // objects on the current path, to refuse cycles
+	// budget bounds the export of a call result; nil for config values.
+	budget *resultBudget
+}
+
+// resultBudget is what is left of the bounds of one call result.
+type resultBudget struct {
+	values, bytes int64
+}
+
+// spend charges one value of n bytes of text (and items more to come, an
+// array's length before its items are read).
+func (c *exportCtx) spend(n, items int64) error {
+	b := c.budget
+	if b == nil {
+		return nil
+	}
+	b.values -= 1 + items
+	b.bytes -= n
+	if b.values < 0 || b.bytes < 0 {
+		return &Error{File: c.file, Message: fmt.Sprintf("the result is larger than %d values or %d bytes of text", MaxResultValues, MaxResultBytes)}
+	}
+	return nil
 }
 
 // export turns a JavaScript value into JSON-compatible Go data. Undefined is
@@ -27,12 +49,18 @@ func (v *vm) export(val goja.Value, c *exportCtx) (any, error) {
 	}
 	obj, isObj := val.(*goja.Object)
 	if !isObj {
+		if err := c.spend(0, 0); err != nil {
+			return nil, err
+		}
 		switch x := val.Export().(type) {
 		case int64:
 			return float64(x), nil
 		case float64:
 			return x, nil
 		case string:
+			if err := c.spend(int64(len(x)), 0); err != nil {
+				return nil, err
+			}
 			return x, nil
 		case bool:
 			return x, nil
@@ -71,7 +99,14 @@ func (v *vm) export(val goja.Value, c *exportCtx) (any, error) {
 	c.seen = append(c.seen, obj)
 	defer func() { c.seen = c.seen[:len(c.seen)-1] }()
 	if obj.ClassName() == "Array" {
-		n := int(obj.Get("length").ToInteger())
+		length := obj.Get("length").ToInteger()
+		if err := c.spend(0, length); err != nil {
+			return nil, err
+		}
+		if c.budget != nil {
+			c.budget.values += length // the items charge themselves
+		}
+		n := int(length)
 		out := make([]any, n)
 		for i := 0; i < n; i++ {
 			c.path = append(c.path, seg{index: i, isIdx: true})
@@ -84,8 +119,14 @@ func (v *vm) export(val goja.Value, c *exportCtx) (any, error) {
 		}
 		return out, nil
 	}
+	if err := c.spend(0, 0); err != nil {
+		return nil, err
+	}
 	out := make(map[string]any)
 	for _, k := range obj.Keys() {
+		if err := c.spend(int64(len(k)), 0); err != nil {
+			return nil, err
+		}
 		pv := obj.Get(k)
 		if pv == nil || goja.IsUndefined(pv) {
 			continue

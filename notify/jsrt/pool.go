@@ -1,9 +1,11 @@
 package jsrt
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"sync"
@@ -14,9 +16,20 @@ import (
 
 // Func is a JavaScript function of a config file, callable from Go. Arguments
 // are converted to JavaScript values (maps and slices deeply, as plain
-// objects and arrays); the result is exported like config values. A returned
-// promise is awaited. Func is safe for concurrent use.
-type Func func(args ...any) (any, error)
+// objects and arrays); the result is exported like config values, up to
+// MaxResultValues values and MaxResultBytes of text. A returned promise is
+// awaited. The call ends, JavaScript interrupted, when ctx ends or after
+// Options.CallTimeout, whichever comes first. Func is safe for concurrent
+// use.
+type Func func(ctx context.Context, args ...any) (any, error)
+
+// Bounds of what a call may return: a function that builds a huge value
+// (from arguments an attacker chose, say) cannot make the service
+// allocate without bound while its result is converted.
+const (
+	MaxResultValues = 100_000
+	MaxResultBytes  = 8 << 20
+)
 
 // Source is one CommonJS module.
 type Source struct {
@@ -303,10 +316,10 @@ func (v *vm) evalModule(name string, prog *goja.Program) (goja.Value, error) {
 	return module.Get("exports"), nil
 }
 
-func (p *Pool) acquire() *vm {
+func (p *Pool) acquire(ctx context.Context) (*vm, error) {
 	select {
 	case v := <-p.idle:
-		return v
+		return v, nil
 	default:
 	}
 	p.mu.Lock()
@@ -317,10 +330,15 @@ func (p *Pool) acquire() *vm {
 		// something that changed), the modules that failed have no
 		// exports in this runtime and calls into them report it.
 		v, _ := p.newVM()
-		return v
+		return v, nil
 	}
 	p.mu.Unlock()
-	return <-p.idle
+	select {
+	case v := <-p.idle:
+		return v, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }
 
 func (p *Pool) release(v *vm) { p.idle <- v }
@@ -354,14 +372,17 @@ func pathString(path []seg) string {
 func (p *Pool) bind(src int, path []seg) Func {
 	path = append([]seg(nil), path...)
 	where := p.sources[src].Name + ": " + pathString(path)
-	return func(args ...any) (any, error) {
-		v := p.acquire()
+	return func(ctx context.Context, args ...any) (any, error) {
+		v, err := p.acquire(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", where, err)
+		}
 		defer p.release(v)
-		return v.call(src, path, where, p.sources[src].Name, p.opts.CallTimeout, args)
+		return v.call(ctx, src, path, where, p.sources[src].Name, p.opts.CallTimeout, args)
 	}
 }
 
-func (v *vm) call(src int, path []seg, where, file string, timeout time.Duration, args []any) (res any, err error) {
+func (v *vm) call(ctx context.Context, src int, path []seg, where, file string, timeout time.Duration, args []any) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s: %v", where, r)
@@ -398,16 +419,28 @@ func (v *vm) call(src int, path []seg, where, file string, timeout time.Duration
 	for i, a := range args {
 		jsArgs[i] = toJS(v.rt, a)
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
 	deadline := time.Now().Add(timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
 	timer := time.AfterFunc(timeout, func() {
 		v.rt.Interrupt(fmt.Sprintf("call did not finish within %s", timeout))
 	})
 	defer timer.Stop()
+	stop := context.AfterFunc(ctx, func() {
+		v.rt.Interrupt(fmt.Sprintf("call stopped: %v", ctx.Err()))
+	})
+	defer stop()
 	out, err := fn(this, jsArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, runtimeError(file, err))
 	}
-	if prom, ok := out.Export().(*goja.Promise); ok {
+	// Only a promise is exported here: exporting any other value would
+	// convert it whole, before the bounds of export apply.
+	if prom, ok := promise(out); ok {
 		if err := v.loop.runUntil(v.rt, prom, deadline); err != nil {
 			return nil, fmt.Errorf("%s: %w", where, runtimeError(file, err))
 		}
@@ -419,7 +452,21 @@ func (v *vm) call(src int, path []seg, where, file string, timeout time.Duration
 		}
 		out = prom.Result()
 	}
-	return v.export(out, &exportCtx{src: -1, file: file})
+	res, err = v.export(out, &exportCtx{src: -1, file: file, budget: &resultBudget{values: MaxResultValues, bytes: MaxResultBytes}})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", where, err)
+	}
+	return res, nil
+}
+
+var promiseType = reflect.TypeOf((*goja.Promise)(nil))
+
+func promise(v goja.Value) (*goja.Promise, bool) {
+	if v == nil || v.ExportType() != promiseType {
+		return nil, false
+	}
+	p, ok := v.Export().(*goja.Promise)
+	return p, ok
 }
 
 func rejection(file string, reason goja.Value) error {

@@ -1,6 +1,7 @@
 package jsrt_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -81,7 +82,7 @@ func TestFunctionsAreCallableByPath(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s is %T", path, cur)
 		}
-		return f(args...)
+		return f(context.Background(), args...)
 	}
 	cases := []struct {
 		name    string
@@ -120,14 +121,48 @@ func TestFunctionsAreCallableByPath(t *testing.T) {
 	}
 }
 
+func TestCallEndsWithItsContext(t *testing.T) {
+	_, m := newPool(t, `module.exports = { spin() { for (;;) {} }, wait() { return new Promise(function (r) { setTimeout(r, 60000); }); }, ok() { return 1; } };`,
+		jsrt.Options{Size: 1, CallTimeout: time.Minute})
+	for _, name := range []string{"spin", "wait"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_, err := m[name].(jsrt.Func)(ctx)
+		cancel()
+		if err == nil {
+			t.Fatalf("%s: no error after its context ended", name)
+		}
+	}
+	if got, err := m["ok"].(jsrt.Func)(context.Background()); err != nil || got != 1.0 {
+		t.Fatalf("after interrupt: %v %v", got, err)
+	}
+}
+
+func TestCallResultsAreBounded(t *testing.T) {
+	_, m := newPool(t, `module.exports = {
+  sparse() { var a = []; a.length = 4000000000; return a; },
+  many() { var a = []; for (var i = 0; i < 200000; i++) a.push(i); return a; },
+  long() { return 'x'.repeat(9 * 1024 * 1024); },
+  keys() { var o = {}; for (var i = 0; i < 200000; i++) o['k' + i] = 1; return o; },
+  fine() { var a = []; for (var i = 0; i < 1000; i++) a.push({n: i}); return a; },
+};`, jsrt.Options{Size: 1})
+	for _, name := range []string{"sparse", "many", "long", "keys"} {
+		if _, err := m[name].(jsrt.Func)(context.Background()); err == nil || !strings.Contains(err.Error(), "larger than") {
+			t.Errorf("%s: err = %v, want the result refused", name, err)
+		}
+	}
+	if got, err := m["fine"].(jsrt.Func)(context.Background()); err != nil || len(got.([]any)) != 1000 {
+		t.Errorf("fine: %v", err)
+	}
+}
+
 func TestRunawayCallIsInterrupted(t *testing.T) {
 	_, m := newPool(t, `module.exports = { spin() { for (;;) {} }, ok() { return 1; } };`,
 		jsrt.Options{Size: 1, CallTimeout: 50 * time.Millisecond})
-	if _, err := m["spin"].(jsrt.Func)(); err == nil || !strings.Contains(err.Error(), "did not finish") {
+	if _, err := m["spin"].(jsrt.Func)(context.Background()); err == nil || !strings.Contains(err.Error(), "did not finish") {
 		t.Fatalf("err = %v", err)
 	}
 	// The single runtime is usable again afterwards.
-	if got, err := m["ok"].(jsrt.Func)(); err != nil || got != 1.0 {
+	if got, err := m["ok"].(jsrt.Func)(context.Background()); err != nil || got != 1.0 {
 		t.Fatalf("after interrupt: %v %v", got, err)
 	}
 }
@@ -157,7 +192,7 @@ module.exports = {
 				if (g+i)%2 == 0 {
 					roles = append(roles, "admin")
 				}
-				res, err := isAdmin(map[string]any{"roles": roles})
+				res, err := isAdmin(context.Background(), map[string]any{"roles": roles})
 				if err != nil {
 					errs <- err
 					return
@@ -256,7 +291,7 @@ func BenchmarkCall(b *testing.B) {
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			if v, err := f(payload); err != nil || v != true {
+			if v, err := f(context.Background(), payload); err != nil || v != true {
 				b.Fatal(v, err)
 			}
 		}
@@ -296,10 +331,10 @@ func TestRelativeRequire(t *testing.T) {
 		wg.Add(1)
 		go func(g int) {
 			defer wg.Done()
-			if got, err := m["f"].(jsrt.Func)(g); err != nil || got != float64(2*g) {
+			if got, err := m["f"].(jsrt.Func)(context.Background(), g); err != nil || got != float64(2*g) {
 				t.Errorf("double(%d) = %v, %v", g, got, err)
 			}
-			if got, err := m["g"].(jsrt.Func)(g); err != nil || got != float64(3*g) {
+			if got, err := m["g"].(jsrt.Func)(context.Background(), g); err != nil || got != float64(3*g) {
 				t.Errorf("triple(%d) = %v, %v", g, got, err)
 			}
 		}(g)

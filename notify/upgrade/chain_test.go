@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -85,7 +86,7 @@ func TestChainFromV1LoadsWithTheServiceConfigLoader(t *testing.T) {
 		roles []any
 		want  bool
 	}{{[]any{"admin"}, true}, {[]any{"user"}, false}} {
-		got, err := c.Call("oidc.isAdmin", map[string]any{"roles": tc.roles})
+		got, err := c.Call(context.Background(), "oidc.isAdmin", map[string]any{"roles": tc.roles})
 		if err != nil || got != tc.want {
 			t.Errorf("oidc.isAdmin(%v) = %v, %v; want %v", tc.roles, got, err, tc.want)
 		}
