@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 	"time"
@@ -92,6 +91,59 @@ func (f *Fields) Set(key string, value any) {
 		}
 	}
 	*f = append(*f, Field{key, value})
+}
+
+// Merge returns f with every field of patch set in it, in place or
+// appended, as Set would one by one, in time linear in both.
+func (f Fields) Merge(patch Fields) Fields {
+	var keys keyIndex
+	keys.build(f)
+	for _, e := range patch {
+		f = keys.set(f, e.Key, e.Value)
+	}
+	return f
+}
+
+// keyIndex finds the keys of a document being built. Small documents are
+// searched; from indexAfter keys on a map finds them, so that building a
+// document of n keys costs O(n), not O(n²), whoever chose the keys.
+type keyIndex struct{ pos map[string]int }
+
+const indexAfter = 16
+
+func (k *keyIndex) build(f Fields) {
+	if len(f) <= indexAfter {
+		return
+	}
+	k.pos = make(map[string]int, len(f))
+	for i, e := range f {
+		if _, dup := k.pos[e.Key]; !dup {
+			k.pos[e.Key] = i
+		}
+	}
+}
+
+// set replaces the value of key in f or appends it, and returns f.
+func (k *keyIndex) set(f Fields, key string, v any) Fields {
+	if k.pos != nil {
+		if i, ok := k.pos[key]; ok {
+			f[i].Value = v
+			return f
+		}
+		k.pos[key] = len(f)
+		return append(f, Field{key, v})
+	}
+	for i := range f {
+		if f[i].Key == key {
+			f[i].Value = v
+			return f
+		}
+	}
+	f = append(f, Field{key, v})
+	if len(f) > indexAfter {
+		k.build(f)
+	}
+	return f
 }
 
 // Delete removes key and reports whether it was present.
@@ -221,67 +273,42 @@ func (f *Fields) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// MaxDepth is how deeply objects and arrays may nest in a decoded JSON
+// value. MongoDB refuses documents nested more than 100 levels (the
+// embedded store fails on far less, with a server error); 64 leaves room
+// for the record around client data such as data or message, and is far
+// beyond what any client sends.
+const MaxDepth = 64
+
+// ErrTooDeep is a JSON value nested more than MaxDepth levels.
+var ErrTooDeep = fmt.Errorf("objects and arrays may nest at most %d levels deep", MaxDepth)
+
+// MaxKeys is how many keys one object of a decoded JSON value may hold.
+// The embedded store looks keys up one by one in each document it reads
+// and writes, so an object of 80,000 keys takes it minutes; a thousand
+// keys cost it milliseconds, and no record of the service needs more.
+const MaxKeys = 1000
+
+// ErrTooManyKeys is a JSON object with more than MaxKeys keys.
+var ErrTooManyKeys = fmt.Errorf("an object may hold at most %d keys", MaxKeys)
+
 // DecodeJSONValue decodes one JSON value into a Fields value (see [Fields]).
+// Its cost is linear in the size of b: a repeated key is found through an
+// index, not by searching the object. A repeated key keeps its last value,
+// in the place of its first, as JSON.parse (and so the original) does. A
+// value nested more than MaxDepth levels is ErrTooDeep, an object of more
+// than MaxKeys keys ErrTooManyKeys.
 func DecodeJSONValue(b []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
+	p := &parser{b: b}
+	v, err := p.value(0)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := dec.Token(); err != io.EOF {
+	p.skipSpace()
+	if p.i != len(b) {
 		return nil, fmt.Errorf("unexpected data after the JSON value")
 	}
 	return v, nil
-}
-
-func decodeValue(dec *json.Decoder) (any, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			doc := Fields{}
-			for dec.More() {
-				kt, err := dec.Token()
-				if err != nil {
-					return nil, err
-				}
-				key := kt.(string)
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				// A repeated key keeps its last value, as JSON.parse does.
-				doc.Set(key, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return doc, nil
-		case '[':
-			arr := []any{}
-			for dec.More() {
-				v, err := decodeValue(dec)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			if _, err := dec.Token(); err != nil {
-				return nil, err
-			}
-			return arr, nil
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	case json.Number:
-		return numberValue(t)
-	default:
-		return t, nil // nil, bool, string
-	}
 }
 
 // numberValue follows the Node.js BSON serializer: whole numbers in the int32
@@ -292,7 +319,7 @@ func numberValue(n json.Number) (any, error) {
 	}
 	f, err := strconv.ParseFloat(string(n), 64)
 	if err != nil {
-		return nil, fmt.Errorf("number %s: %w", n, err)
+		return nil, fmt.Errorf("number %.40s: %w", n, err)
 	}
 	if f == math.Trunc(f) && f >= math.MinInt32 && f <= math.MaxInt32 {
 		return int32(f), nil

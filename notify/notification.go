@@ -153,8 +153,9 @@ func (d *Dispatch) Fields() Fields {
 			if f.Error != nil {
 				item = append(item, Field{"error", f.Error})
 			}
+			known := item[:len(item):len(item)]
 			for _, x := range f.Extra {
-				if !item.Has(x.Key) {
+				if !known.Has(x.Key) {
 					item = append(item, x)
 				}
 			}

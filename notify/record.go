@@ -112,8 +112,12 @@ func (e *encoder) strings(k string, v []string) {
 }
 
 func (e *encoder) extra(x Fields) {
+	// Only the known fields, put before the extras, are looked at: the
+	// extras' own keys are distinct (the decoder kept them so), and
+	// searching them too would make encoding quadratic in their number.
+	known := e.f[:len(e.f):len(e.f)]
 	for _, f := range x {
-		if e.f.Has(f.Key) {
+		if known.Has(f.Key) {
 			continue // a known field always wins over a stray copy
 		}
 		e.put(f.Key, f.Value)
@@ -126,7 +130,13 @@ type decoder struct {
 	strict     bool
 	schemaless bool
 	extra      *Fields
+	extraKeys  keyIndex
 	errs       []error
+}
+
+// keep puts a field the record has no place for into extra.
+func (d *decoder) keep(key string, v any) {
+	*d.extra = d.extraKeys.set(*d.extra, key, v)
 }
 
 func newDecoder(strict, schemaless bool, extra *Fields) *decoder {
@@ -142,7 +152,7 @@ func (d *decoder) mismatch(f Field, rule string) {
 		return
 	}
 	if d.schemaless {
-		d.extra.Set(f.Key, f.Value)
+		d.keep(f.Key, f.Value)
 	}
 }
 
@@ -152,7 +162,7 @@ func (d *decoder) unknown(f Field) {
 		return // the id travels as "id"; the version key is never kept
 	}
 	if d.schemaless {
-		d.extra.Set(f.Key, f.Value)
+		d.keep(f.Key, f.Value)
 	}
 }
 
@@ -163,7 +173,7 @@ func (d *decoder) null(f Field) bool {
 		return false
 	}
 	if !d.strict && d.schemaless {
-		d.extra.Set(f.Key, nil)
+		d.keep(f.Key, nil)
 	}
 	return true
 }

@@ -211,9 +211,7 @@ func (c *crud[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 		f.Delete(k)
 	}
 	stamp(r, &f, false)
-	for _, e := range f {
-		merged.Set(e.Key, e.Value)
-	}
+	merged = merged.Merge(f)
 	rec, err := c.decode(r, merged)
 	if err != nil {
 		writeError(w, r, err)

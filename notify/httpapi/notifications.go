@@ -406,9 +406,7 @@ func (h *notifications) patch(w http.ResponseWriter, r *http.Request) {
 		f.Delete(k)
 	}
 	stamp(r, &f, false)
-	for _, e := range f {
-		merged.Set(e.Key, e.Value)
-	}
+	merged = merged.Merge(f)
 	n := &notify.Notification{}
 	if err := n.SetFields(merged); err != nil {
 		writeError(w, r, err)

@@ -37,6 +37,9 @@ func Strings(q url.Values, name string) ([]string, error) {
 	for _, e := range idx {
 		out = append(out, e.vals...)
 	}
+	if len(out) > maxItems {
+		return nil, errorf(name, "has more than %d values", maxItems)
+	}
 	for _, v := range out {
 		if list, ok := isJSONList(v); ok {
 			return nil, errorf(name, "a JSON list in one parameter (%s=%s) is not supported; repeat the parameter: %s", name, v, repeated(name, list))

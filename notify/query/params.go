@@ -15,6 +15,13 @@ import (
 // alike: deeper input is refused before any recursion can exhaust the stack.
 const maxDepth = 32
 
+// maxItems bounds the keys of one object and the items of one list in a
+// filter or where: the embedded store evaluates a query against each
+// document it scans, so a where of 80,000 conditions, or an $in of as many
+// values, would cost it seconds per request. The same bound applies to
+// objects in request bodies (notify.MaxKeys).
+const maxItems = 1000
+
 // maxArrayIndex is the largest bracket index read as an array position, as
 // in the qs library the original uses; a larger one is an object key.
 const maxArrayIndex = 20
@@ -64,6 +71,7 @@ func decodeValue(dec *json.Decoder, param string, depth int) (any, error) {
 		switch t {
 		case '{':
 			var o object
+			at := map[string]int{}
 			for dec.More() {
 				kt, err := dec.Token()
 				if err != nil {
@@ -74,16 +82,17 @@ func decodeValue(dec *json.Decoder, param string, depth int) (any, error) {
 				if err != nil {
 					return nil, err
 				}
-				replaced := false
-				for i := range o {
-					// JSON.parse keeps the last of duplicated keys.
-					if o[i].key == key {
-						o[i].val, replaced = v, true
-					}
+				// JSON.parse keeps the last of duplicated keys, in the
+				// place of the first.
+				if i, dup := at[key]; dup {
+					o[i].val = v
+					continue
 				}
-				if !replaced {
-					o = append(o, member{key, v})
+				if len(o) == maxItems {
+					return nil, errorf(param, "has an object of more than %d keys", maxItems)
 				}
+				at[key] = len(o)
+				o = append(o, member{key, v})
 			}
 			if _, err := dec.Token(); err != nil {
 				return nil, jsonError(param, err)
@@ -95,6 +104,9 @@ func decodeValue(dec *json.Decoder, param string, depth int) (any, error) {
 		case '[':
 			list := []any{}
 			for dec.More() {
+				if len(list) == maxItems {
+					return nil, errorf(param, "has a list of more than %d items", maxItems)
+				}
 				v, err := decodeValue(dec, param, depth+1)
 				if err != nil {
 					return nil, err
@@ -231,6 +243,9 @@ func splitBrackets(name, key string) ([]string, error) {
 }
 
 func (n *qsNode) value(path string) (any, error) {
+	if len(n.children) > maxItems || len(n.leaf) > maxItems || len(n.appended) > maxItems {
+		return nil, errorf(path, "has more than %d keys or values", maxItems)
+	}
 	hasKids := len(n.children) > 0
 	switch {
 	case hasKids && (len(n.leaf) > 0 || len(n.appended) > 0):

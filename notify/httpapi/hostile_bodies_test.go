@@ -1,0 +1,97 @@
+package httpapi_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/httpapi/apitest"
+)
+
+// Finding 5: decoding a body is linear in its size, on every route; a
+// repeated key keeps its last value, at the place of its first, as
+// JSON.parse does.
+func TestManyKeysAndRepeatedKeys(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	t.Run("a repeated key keeps its last value in the place of the first", func(t *testing.T) {
+		r := e.Do(t, "POST", "/api/subscriptions", `{"serviceName":"s","channel":"email","userChannelId":"r@invalid.local","data":{"a":1,"b":2,"a":3}}`, apitest.Anonymous...).Expect(t, http.StatusOK)
+		if !strings.Contains(r.Text(), `"data":{"a":3,"b":2}`) {
+			t.Fatalf("body %s", r.Body)
+		}
+	})
+	t.Run("an object of more keys than the store can handle is refused, naming the rule", func(t *testing.T) {
+		var keys strings.Builder
+		for i := 0; i <= notify.MaxKeys; i++ {
+			fmt.Fprintf(&keys, `"k%d":0,`, i)
+		}
+		r := e.Do(t, "POST", "/api/subscriptions", `{"serviceName":"s","channel":"email","userChannelId":"k@invalid.local","data":{`+keys.String()+`"last":1}}`, apitest.Anonymous...).Expect(t, http.StatusBadRequest)
+		if m := r.Map(t)["message"].(string); !strings.Contains(m, "at most 1000 keys") {
+			t.Errorf("message %q", m)
+		}
+	})
+	t.Run("an anonymous body of many keys costs about what a body of the same size without keys costs", func(t *testing.T) {
+		const n = 80000
+		var keys, items strings.Builder
+		for i := 0; i < n; i++ {
+			if i > 0 {
+				keys.WriteByte(',')
+				items.WriteByte(',')
+			}
+			fmt.Fprintf(&keys, `"k%06d":0`, i)
+			fmt.Fprintf(&items, `"k%06d:0"`, i)
+		}
+		// Both bodies fail validation after decoding (no userChannelId):
+		// only decoding is measured.
+		manyKeys := `{"serviceName":"s","data":{` + keys.String() + `}}`
+		sameSize := `{"serviceName":"s","data":[` + items.String() + `]}`
+		cost := func(body string) time.Duration {
+			best := time.Duration(1<<63 - 1)
+			for range 3 {
+				start := time.Now()
+				e.Do(t, "POST", "/api/subscriptions", body, apitest.Anonymous...).Expect(t, http.StatusBadRequest)
+				best = min(best, time.Since(start))
+			}
+			return best
+		}
+		keyed, flat := cost(manyKeys), cost(sameSize)
+		// Quadratic decoding makes the keyed body hundreds of times dearer;
+		// linear decoding keeps the two within a small factor. The factor
+		// is a ratio of two costs measured side by side, not a time limit.
+		if keyed > 20*flat {
+			t.Fatalf("%d keys cost %v, an array of the same size %v", n, keyed, flat)
+		}
+	})
+}
+
+// Finding 8: deeply nested JSON is refused at decode time with 400 on
+// every route that reads a body.
+func TestDeeplyNestedBodies(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	deep := func(levels int, open, close string) string {
+		return strings.Repeat(open, levels) + "1" + strings.Repeat(close, levels)
+	}
+	for _, nested := range []string{deep(5000, `{"a":`, `}`), deep(5000, `[`, `]`), deep(100, `{"a":`, `}`)} {
+		for _, tc := range []struct {
+			method, path string
+			headers      []string
+			body         string
+		}{
+			{"POST", "/api/subscriptions", apitest.Anonymous, `{"serviceName":"s","channel":"email","userChannelId":"n@invalid.local","data":` + nested + `}`},
+			{"POST", "/api/subscriptions/swift", apitest.Anonymous, `{"notifyBCSwiftKey":` + nested + `}`},
+			{"POST", "/api/notifications", nil, `{"serviceName":"s","channel":"inApp","data":` + nested + `}`},
+			{"POST", "/api/configurations", nil, `{"name":"x","value":` + nested + `}`},
+			{"PATCH", "/api/configurations", nil, `{"value":` + nested + `}`},
+			{"POST", "/api/bounces", nil, `{"channel":"email","userChannelId":"x","x":` + nested + `}`},
+			{"POST", "/api/administrators/login", apitest.Anonymous, `{"email":` + nested + `}`},
+		} {
+			r := e.Do(t, tc.method, tc.path, tc.body, tc.headers...)
+			if r.Status != http.StatusBadRequest || !strings.Contains(r.Map(t)["message"].(string), "nested") {
+				t.Errorf("%s %s with %d bytes of nesting: %d %s", tc.method, tc.path, len(nested), r.Status, r.Body)
+			}
+		}
+	}
+	e.Do(t, "POST", "/api/notifications", `{"serviceName":"s","channel":"inApp","data":`+deep(30, `{"a":`, `}`)+`}`, nil...).Expect(t, http.StatusOK)
+}
