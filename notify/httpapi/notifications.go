@@ -464,7 +464,9 @@ func (h *notifications) mark(w http.ResponseWriter, r *http.Request, state strin
 	}
 	unlock := h.marks.lock(id)
 	defer unlock()
-	n, err := h.s.store.Notifications().FindOne(r.Context(), mongostore.Query{Filter: andWhere(bson.D{{Key: "_id", Value: id}}, audience(me))})
+	// Only a notification the user sees may be marked: a deleted one, one
+	// not valid yet or any more, or a broadcast the user deleted is 404.
+	n, err := h.s.store.Notifications().FindOne(r.Context(), mongostore.Query{Filter: andWhere(bson.D{{Key: "_id", Value: id}}, visible(me, notify.Now()))})
 	if err != nil {
 		writeError(w, r, err)
 		return

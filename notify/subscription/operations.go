@@ -161,9 +161,18 @@ func (s *Service) validateFilter(expr string) error {
 // and code.
 func (s *Service) beforeUpsert(ctx context.Context, who notify.UserProfile, sub *notify.Subscription, m merged) error {
 	admin := isAdmin(who)
-	if who.Role == notify.RoleAuthenticatedUser {
+	// userId says whose subscription it is, and a unicast to a userId goes
+	// to it: only an identity the service authenticated may be that
+	// owner. A user gets its own id; an anonymous caller none, whatever
+	// it sent (the original stored it, so anyone could receive another
+	// user's unicasts); administrators set what they set.
+	switch {
+	case who.Role == notify.RoleAuthenticatedUser:
 		sub.UserID = who.SecurityID
-	} else if !admin || sub.UnsubscriptionCode == "" {
+	case !admin:
+		sub.UserID = ""
+	}
+	if who.Role != notify.RoleAuthenticatedUser && (!admin || sub.UnsubscriptionCode == "") {
 		if code := m.typed.AnonymousUnsubscription.Code; code.Required {
 			c, err := GenerateCode(code.Regex)
 			if err != nil {
