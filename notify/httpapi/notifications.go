@@ -26,7 +26,8 @@ import (
 //     (The original lists deleted ones, leaving them to the client.) The
 //     list, the count and GET by id apply the same restriction inside the
 //     query, so counts, skip and limit agree with what the list shows.
-//     Users never see readBy, deletedBy, createdBy or updatedBy.
+//     Users never see readBy, deletedBy, createdBy, updatedBy or dispatch,
+//     and cannot filter, sort or project on them.
 //   - PATCH by a user changes only state: new, read or deleted (anything
 //     else, or no state, is 400; the original answers 404 without a state).
 //     On a broadcast, read and deleted add the user to readBy or deletedBy
@@ -127,6 +128,22 @@ func restrict(r *http.Request) (bson.D, error) {
 	return visible(me, notify.Now()), nil
 }
 
+// userHiddenNotificationFields are never shown to users, and users cannot
+// filter, sort or project on them: readBy and deletedBy name the other
+// users who read or deleted a broadcast, dispatch holds the subscription
+// ids and addresses a push notification went to.
+var userHiddenNotificationFields = []string{"readBy", "deletedBy", "createdBy", "updatedBy", "dispatch"}
+
+// notificationsForUsers is the query schema of users.
+var notificationsForUsers = query.Notifications.Hiding(userHiddenNotificationFields...)
+
+func notificationSchema(r *http.Request) *query.Schema {
+	if isAdmin(r) {
+		return query.Notifications
+	}
+	return notificationsForUsers
+}
+
 // shape writes a notification as the caller may see it.
 func (h *notifications) shape(r *http.Request, n *notify.Notification, fields bson.D) (notify.Fields, error) {
 	me, isUser := userID(r)
@@ -138,7 +155,7 @@ func (h *notifications) shape(r *http.Request, n *notify.Notification, fields bs
 		return nil, err
 	}
 	if !isAdmin(r) {
-		for _, k := range []string{"readBy", "deletedBy", "createdBy", "updatedBy"} {
+		for _, k := range userHiddenNotificationFields {
 			f.Delete(k)
 		}
 	}
@@ -151,7 +168,7 @@ func (h *notifications) withDispatch(r *http.Request, n *notify.Notification) er
 }
 
 func (h *notifications) count(w http.ResponseWriter, r *http.Request) {
-	where, err := query.ParseWhere(r.URL.Query(), query.Notifications)
+	where, err := query.ParseWhere(r.URL.Query(), notificationSchema(r))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -183,7 +200,7 @@ func andWhere(where, extra bson.D) bson.D {
 }
 
 func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
-	flt, err := query.ParseFilter(r.URL.Query(), query.Notifications)
+	flt, err := query.ParseFilter(r.URL.Query(), notificationSchema(r))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -235,7 +252,7 @@ func fetchFields(fields bson.D) bson.D {
 }
 
 func (h *notifications) get(w http.ResponseWriter, r *http.Request) {
-	flt, err := query.ParseFilter(r.URL.Query(), query.Notifications)
+	flt, err := query.ParseFilter(r.URL.Query(), notificationSchema(r))
 	if err != nil {
 		writeError(w, r, err)
 		return

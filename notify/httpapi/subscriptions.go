@@ -43,7 +43,24 @@ func (s *Server) subscriptionRoutes() {
 
 // adminOnlySubscriptionFields are never shown to callers who are not
 // administrators: they would let anyone confirm or cancel the subscription.
+// Such callers cannot filter, sort or project on them either (see
+// subscriptionSchema).
 var adminOnlySubscriptionFields = []string{"confirmationRequest", "unsubscriptionCode", "createdBy", "updatedBy"}
+
+// subscriptionsForUsers is the query schema of callers who are not
+// administrators.
+var subscriptionsForUsers = query.Subscriptions.Hiding(adminOnlySubscriptionFields...)
+
+// subscriptionSchema is the query schema for the caller: a filter on a
+// field the answer hides would be an oracle for it (a count with a $regex
+// on confirmationRequest.confirmationCode recovers the code digit by
+// digit).
+func subscriptionSchema(r *http.Request) *query.Schema {
+	if isAdmin(r) {
+		return query.Subscriptions
+	}
+	return subscriptionsForUsers
+}
 
 // subscriptionStrings are the subscription fields stored as strings. The
 // original stores through mongoose, which turns a number or a boolean sent
@@ -103,7 +120,7 @@ func subscriptionOut(r *http.Request, sub *notify.Subscription) (any, error) {
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
-	flt, err := query.ParseFilter(r.URL.Query(), query.Subscriptions)
+	flt, err := query.ParseFilter(r.URL.Query(), subscriptionSchema(r))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -132,7 +149,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) countSubscriptions(w http.ResponseWriter, r *http.Request) {
-	where, err := query.ParseWhere(r.URL.Query(), query.Subscriptions)
+	where, err := query.ParseWhere(r.URL.Query(), subscriptionSchema(r))
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -42,9 +42,9 @@ func ParseFilter(q url.Values, s *Schema) (*Filter, error) {
 		case "where":
 			f.Where, err = whereConv{s}.where(p, m.val)
 		case "fields":
-			f.Fields, err = fields(p, m.val)
+			f.Fields, err = fields(p, m.val, s)
 		case "order":
-			f.Order, err = order(p, m.val)
+			f.Order, err = order(p, m.val, s)
 		case "skip":
 			skip = m.val
 			f.Skip, err = count(p, m.val)
@@ -109,8 +109,11 @@ func direction(v any) (int32, bool) {
 	return d, ok
 }
 
-func sortField(path, name string) (string, error) {
+func sortField(path, name string, s *Schema) (string, error) {
 	if err := checkFieldName(path, name); err != nil {
+		return "", err
+	}
+	if err := s.visible(path, name); err != nil {
 		return "", err
 	}
 	if name == "id" {
@@ -136,7 +139,7 @@ func legacyOrder(s string) (field, dir string, ok bool) {
 }
 
 // order converts the order value into a sort document.
-func order(path string, v any) (bson.D, error) {
+func order(path string, v any, s *Schema) (bson.D, error) {
 	switch t := v.(type) {
 	case nil:
 		return nil, nil
@@ -152,7 +155,7 @@ func order(path string, v any) (bson.D, error) {
 			} else if strings.HasPrefix(name, "+") {
 				name = name[1:]
 			}
-			field, err := sortField(path, name)
+			field, err := sortField(path, name, s)
 			if err != nil {
 				return nil, err
 			}
@@ -177,7 +180,7 @@ func order(path string, v any) (bson.D, error) {
 				if !ok {
 					return nil, errorf(p, "must start with a field name")
 				}
-				field, err := sortField(p, name)
+				field, err := sortField(p, name, s)
 				if err != nil {
 					return nil, err
 				}
@@ -195,13 +198,13 @@ func order(path string, v any) (bson.D, error) {
 		d := make(bson.D, 0, len(t))
 		for _, m := range t {
 			p := path + "." + m.key
-			field, err := sortField(p, m.key)
+			field, err := sortField(p, m.key, s)
 			if err != nil {
 				return nil, err
 			}
 			if mo, ok := m.val.(object); ok {
 				// {"score": {"$meta": "textScore"}} sorts by $text relevance.
-				if meta, ok := mo.get("$meta"); ok && len(mo) == 1 && meta == "textScore" {
+				if meta, ok := mo.get("$meta"); ok && len(mo) == 1 && meta == "textScore" && !s.hides() {
 					d = append(d, bson.E{Key: field, Value: bson.D{{Key: "$meta", Value: "textScore"}}})
 					continue
 				}
@@ -218,10 +221,13 @@ func order(path string, v any) (bson.D, error) {
 }
 
 // fields converts the fields value into a projection.
-func fields(path string, v any) (bson.D, error) {
+func fields(path string, v any, s *Schema) (bson.D, error) {
 	var d bson.D
 	add := func(p, name string, include bool) error {
 		if err := checkFieldName(p, name); err != nil {
+			return err
+		}
+		if err := s.visible(p, name); err != nil {
 			return err
 		}
 		if name == "id" {

@@ -50,6 +50,14 @@
 // of id is refused. skip (alias offset) and limit are non-negative integers;
 // limit 0 means no limit.
 //
+// A Schema made with Hiding is for a caller from whom responses hide some
+// fields: where, order and fields that reach a hidden path (the path, a
+// part below it, array positions included, or a parent document) are
+// refused, as are $text and sorting by text score, which read every field.
+// Field names may not have empty parts ("a..b", ".a"). An object holds at
+// most 1000 keys and a list 1000 items: the embedded store evaluates the
+// query against every document it scans.
+//
 // Malformed JSON is a 400 (the original answers 500). Unknown filter keys,
 // and include, are refused: include would let a caller pull related records
 // such as password hashes (the original's populate). Values are never split

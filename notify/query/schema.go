@@ -1,5 +1,10 @@
 package query
 
+import (
+	"slices"
+	"strings"
+)
+
 // FieldType says how where values for a field are cast.
 type FieldType int
 
@@ -37,7 +42,51 @@ func (t FieldType) String() string {
 type Schema struct {
 	Collection string
 	Fields     map[string]FieldType
+	// hidden are the paths the caller may not see (see Hiding).
+	hidden [][]string
 }
+
+// Hiding returns a copy of s for a caller from whom the API hides paths
+// (top-level fields such as "confirmationRequest", or dotted paths): where,
+// order and fields that reach any of them are refused with a 400 naming
+// the field, so that filters cannot be an oracle for what responses leave
+// out. A path reaches a hidden one when it is that path, lies below it
+// ("confirmationRequest.confirmationCode", "readBy.0": array positions are
+// path parts too) or above it (a match on a whole parent document compares
+// the hidden part as well). Operators that read every field at once are
+// refused too: $text searches a text index that may cover hidden fields,
+// and sorting by its score ranks by them.
+func (s *Schema) Hiding(paths ...string) *Schema {
+	c := &Schema{}
+	if s != nil {
+		*c = *s
+	}
+	c.hidden = append([][]string(nil), c.hidden...)
+	for _, p := range paths {
+		c.hidden = append(c.hidden, strings.Split(p, "."))
+	}
+	return c
+}
+
+// visible refuses a field path that reaches a hidden path. path names the
+// parameter for the message.
+func (s *Schema) visible(path, field string) error {
+	if s == nil || len(s.hidden) == 0 {
+		return nil
+	}
+	parts := strings.Split(field, ".")
+	for _, h := range s.hidden {
+		n := min(len(h), len(parts))
+		if slices.Equal(h[:n], parts[:n]) {
+			return errorf(path, "the field %q is not available to this caller: %s is hidden from it, so filters, order and fields may not use it", field, strings.Join(h, "."))
+		}
+	}
+	return nil
+}
+
+// hides reports whether s hides any path (for operators that read every
+// field).
+func (s *Schema) hides() bool { return s != nil && len(s.hidden) > 0 }
 
 func (s *Schema) typeOf(path string) FieldType {
 	if s != nil {

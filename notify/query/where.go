@@ -129,6 +129,9 @@ func (c whereConv) queryDoc(path string, v any, prefix string, depth int) (bson.
 		if err := checkFieldName(p, m.key); err != nil {
 			return nil, err
 		}
+		if err := c.schema.visible(p, prefix+m.key); err != nil {
+			return nil, err
+		}
 		field := m.key
 		if field == "id" && prefix == "" {
 			field = "_id"
@@ -149,6 +152,11 @@ func checkFieldName(path, name string) error {
 	for _, seg := range strings.Split(name, ".") {
 		if strings.HasPrefix(seg, "$") {
 			return errorf(path, "a field name may not have a part starting with $")
+		}
+		if seg == "" {
+			// The database cannot resolve "a..b", ".a" or "a.", and no
+			// stored field is named so.
+			return errorf(path, "a field name may not have an empty part (a leading, trailing or double dot)")
 		}
 	}
 	if strings.IndexByte(name, 0) >= 0 {
@@ -177,6 +185,9 @@ func (c whereConv) topOperator(path, op string, v any, prefix string, depth int)
 	case "$text":
 		if prefix != "" {
 			return nil, errorf(path, "$text is only allowed at the top of where")
+		}
+		if c.schema.hides() {
+			return nil, errorf(path, "$text is not available to this caller: a text search reads fields hidden from it")
 		}
 		o, ok := v.(object)
 		if !ok {
