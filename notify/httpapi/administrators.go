@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"golang.org/x/crypto/bcrypt"
@@ -446,12 +448,25 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	client := "notify:login:client:" + s.ident.ClientIP(r)
+	if blocked, wait, err := s.logins.Blocked(r.Context(), client); err != nil {
+		s.log.Error("notify: log-in failure counters unavailable", "err", err)
+	} else if blocked {
+		writeError(w, r, &tooManyLogins{wait})
+		return
+	}
+	failed := func() {
+		if err := s.logins.Fail(r.Context(), client); err != nil {
+			s.log.Error("notify: log-in failure counters unavailable", "err", err)
+		}
+		writeError(w, r, errBadLogin)
+	}
 	a, err := s.store.FindAdministratorByEmail(r.Context(), email)
 	if errors.Is(err, notify.ErrNotFound) {
 		// spend the same work as a real comparison, so that timing does not
 		// tell which addresses are administrators
 		_ = bcrypt.CompareHashAndPassword(dummyHash, []byte(pw))
-		writeError(w, r, errBadLogin)
+		failed()
 		return
 	}
 	if err != nil {
@@ -461,13 +476,14 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	cred, err := s.store.UserCredentials().FindOne(r.Context(), mongostore.Query{Filter: bson.D{{Key: "userId", Value: a.ID}}})
 	if err != nil {
 		if errors.Is(err, notify.ErrNotFound) {
-			err = errBadLogin
+			failed()
+			return
 		}
 		writeError(w, r, err)
 		return
 	}
 	if bcrypt.CompareHashAndPassword([]byte(cred.Password), []byte(pw)) != nil {
-		writeError(w, r, errBadLogin)
+		failed()
 		return
 	}
 	t, err := s.issueToken(r.Context(), caller(r), a.ID, ttl, name)
@@ -477,6 +493,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"token": t.ID})
 }
+
+// tooManyLogins is 429 once a client's failed log-ins are spent.
+type tooManyLogins struct{ wait time.Duration }
+
+func (e *tooManyLogins) Error() string {
+	return fmt.Sprintf("too many failed log-ins; try again in %d seconds", max(1, int(math.Ceil(e.wait.Seconds()))))
+}
+func (e *tooManyLogins) StatusCode() int           { return http.StatusTooManyRequests }
+func (e *tooManyLogins) RetryAfter() time.Duration { return e.wait }
 
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("not a password of anyone"), bcrypt.DefaultCost)
 

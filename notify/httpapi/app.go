@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/govkit/govkit/internal/ratelimit"
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/channel"
@@ -53,6 +55,11 @@ type AppOptions struct {
 	// the node role and NODE_ENV (see CronOptions).
 	Cron        bool
 	CronOptions CronOptions
+	// Attempts keeps the counters of wrong codes and failed log-ins (see
+	// subscription.AttemptLimits and LoginFailureLimit); nil keeps them in
+	// this process's memory. Several nodes need a shared store
+	// (ratelimit.NewRedis on the queue's Redis).
+	Attempts ratelimit.Store
 }
 
 // App is an assembled service: storage, senders, domain services and the
@@ -69,6 +76,9 @@ type App struct {
 	embedded   *embeddedmongo.Server
 	ownChannel bool
 	cron       *cron.Service
+	// attempts is the in-process counter store made when
+	// AppOptions.Attempts is nil.
+	attempts *ratelimit.Memory
 }
 
 // OpenApp connects to storage (starting the embedded store when no uri is
@@ -134,7 +144,12 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("notification.broadcastCustomFilterFunctions: %w", err)
 	}
-	app.Subscriptions = subscription.New(subscription.Options{Config: cfg, Store: app.Store, Channel: app.Channel, Filters: filters, Logger: log})
+	attempts := o.Attempts
+	if attempts == nil {
+		app.attempts = ratelimit.NewMemory(time.Minute)
+		attempts = app.attempts
+	}
+	app.Subscriptions = subscription.New(subscription.Options{Config: cfg, Store: app.Store, Channel: app.Channel, Filters: filters, Attempts: attempts, Logger: log})
 	if o.Role.RunsCron() {
 		if err := app.Subscriptions.EnsureRSAKey(ctx, o.RSABits); err != nil {
 			return nil, err
@@ -153,7 +168,7 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	}
 	app.Server = New(Options{
 		Config: cfg, Store: app.Store, Identifier: ident, Channel: app.Channel, Filters: filters,
-		Subscriptions: app.Subscriptions, Queue: o.Queue, Logger: log, MaxBodyBytes: o.MaxBodyBytes,
+		Subscriptions: app.Subscriptions, Queue: o.Queue, Logger: log, MaxBodyBytes: o.MaxBodyBytes, Attempts: attempts,
 	})
 	if o.Cron {
 		if err := app.startCron(cfg, o.CronOptions, log); err != nil {
@@ -180,6 +195,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.embedded != nil {
 		errs = append(errs, a.embedded.Stop(ctx))
+	}
+	if a.attempts != nil {
+		errs = append(errs, a.attempts.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -120,6 +120,11 @@ func (s *Server) OpenAPI() map[string]any {
 		if rt.path == "/administrators/login" {
 			responses["401"] = errResp("Invalid email or password.")
 		}
+		if rt.response == "text" || rt.path == "/administrators/login" {
+			responses["429"] = map[string]any{"description": "too many wrong codes (or failed log-ins) from this client or for this subscription; Retry-After says when to try again",
+				"headers": map[string]any{"Retry-After": map[string]any{"schema": map[string]any{"type": "integer"}, "description": "seconds"}},
+				"content": errBody}
+		}
 		op["responses"] = responses
 		paths[p][strings.ToLower(rt.method)] = op
 	}

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"strconv"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
@@ -56,8 +59,15 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if status >= 500 {
 		slog.Default().ErrorContext(r.Context(), "request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}
+	var ra retryAfter
+	if errors.As(err, &ra) {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(ra.RetryAfter().Seconds())))))
+	}
 	httperr.Write(w, status, msg)
 }
+
+// retryAfter is a refusal that ends after a while (429).
+type retryAfter interface{ RetryAfter() time.Duration }
 
 func classify(err error) (int, string) {
 	var sc statusCoder

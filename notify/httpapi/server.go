@@ -30,6 +30,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/govkit/govkit/internal/ratelimit"
 	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
@@ -66,7 +67,16 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// Attempts keeps the counters of failed log-ins (see
+	// LoginFailureLimit); nil keeps them in this process's memory. With
+	// several nodes, give the Redis store (ratelimit.NewRedis) the
+	// subscription service's wrong-code counters use too.
+	Attempts ratelimit.Store
 }
+
+// LoginFailureLimit bounds failed administrator log-ins per client
+// address: password guessing, and each guess costs a bcrypt comparison.
+var LoginFailureLimit = ratelimit.Failures{Max: 10, Window: 15 * time.Minute}
 
 // Server serves the API. Create it with New; it is an http.Handler.
 type Server struct {
@@ -80,6 +90,10 @@ type Server struct {
 	log     *slog.Logger
 	maxBody int64
 	root    string // restApiRoot without a trailing slash
+	// logins counts failed log-ins per client; ownAttempts is the memory
+	// store made when Options.Attempts is nil.
+	logins      ratelimit.Failures
+	ownAttempts *ratelimit.Memory
 
 	mux     *http.ServeMux
 	routes  []route
@@ -120,6 +134,12 @@ func New(o Options) *Server {
 	if s.maxBody == 0 {
 		s.maxBody = DefaultMaxBodyBytes
 	}
+	s.logins = LoginFailureLimit
+	s.logins.Store = o.Attempts
+	if s.logins.Store == nil {
+		s.ownAttempts = ratelimit.NewMemory(time.Minute)
+		s.logins.Store = s.ownAttempts
+	}
 	s.bgCtx, s.bgCancel = context.WithCancel(context.Background())
 	for _, g := range routeGroups {
 		g(s)
@@ -151,6 +171,9 @@ func (s *Server) Go(fn func(ctx context.Context)) {
 // Shutdown waits for background work to finish, until ctx ends; then it
 // cancels what is left and waits for it to return.
 func (s *Server) Shutdown(ctx context.Context) error {
+	if s.ownAttempts != nil {
+		defer s.ownAttempts.Close()
+	}
 	done := make(chan struct{})
 	go func() { s.bg.Wait(); close(done) }()
 	select {

@@ -2,6 +2,7 @@ package subscription
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"regexp"
@@ -409,8 +410,14 @@ type Reply struct {
 // other confirmed subscriptions of the same service, channel and address are
 // deleted first.
 func (s *Service) Verify(ctx context.Context, who notify.UserProfile, id, code string, replace bool) (*Reply, error) {
+	if err := s.attempts.checkClient(ctx, who); err != nil {
+		return nil, err
+	}
 	sub, err := s.find(ctx, who, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.attempts.checkSubscription(ctx, who, sub.ID); err != nil {
 		return nil, err
 	}
 	m, err := s.mergedConfig(ctx, sub.ServiceName)
@@ -421,8 +428,13 @@ func (s *Service) Verify(ctx context.Context, who notify.UserProfile, id, code s
 	// As in the original, a confirmation request without a code is matched
 	// by a request without one.
 	want, _ := sub.ConfirmationRequest.String("confirmationCode")
-	if (sub.State != notify.StateUnconfirmed && sub.State != notify.StateConfirmed) ||
-		(sub.ConfirmationRequest != nil && code != want) {
+	if sub.ConfirmationRequest != nil && code != want {
+		s.attempts.wrong(ctx, who, sub.ID)
+		reply.Err = errForbidden
+		return reply, nil
+	}
+	s.attempts.right(ctx, who, sub.ID)
+	if sub.State != notify.StateUnconfirmed && sub.State != notify.StateConfirmed {
 		reply.Err = errForbidden
 		return reply, nil
 	}
@@ -474,9 +486,20 @@ type UnsubscribeRequest struct {
 // user, or an anonymous caller with the unsubscription code; the
 // subscription must be confirmed.
 func (s *Service) Unsubscribe(ctx context.Context, who notify.UserProfile, req UnsubscribeRequest) (*Reply, error) {
+	codeChecked := !isAdmin(who) && who.Role != notify.RoleAuthenticatedUser
+	if codeChecked {
+		if err := s.attempts.checkClient(ctx, who); err != nil {
+			return nil, err
+		}
+	}
 	sub, err := s.find(ctx, who, req.ID)
 	if err != nil {
 		return nil, err
+	}
+	if codeChecked {
+		if err := s.attempts.checkSubscription(ctx, who, sub.ID); err != nil {
+			return nil, err
+		}
 	}
 	m, err := s.mergedConfig(ctx, sub.ServiceName)
 	if err != nil {
@@ -485,16 +508,19 @@ func (s *Service) Unsubscribe(ctx context.Context, who notify.UserProfile, req U
 	onScreen := m.typed.AnonymousUnsubscription.Acknowledgements.OnScreen
 	reply := &Reply{Channel: channelOf(sub), Ack: &onScreen}
 	forbidden := false
-	if !isAdmin(who) {
-		if who.Role == notify.RoleAuthenticatedUser {
-			forbidden = who.SecurityID != sub.UserID
+	switch {
+	case isAdmin(who):
+	case who.Role == notify.RoleAuthenticatedUser:
+		forbidden = who.SecurityID != sub.UserID
+	default:
+		// A wrong code, or an address that is not the subscription's, is
+		// a guess: both count against the caller and the subscription.
+		if (sub.UnsubscriptionCode != "" && req.UnsubscriptionCode != sub.UnsubscriptionCode) ||
+			(req.UserChannelID != "" && !strings.EqualFold(req.UserChannelID, sub.UserChannelID)) {
+			s.attempts.wrong(ctx, who, sub.ID)
+			forbidden = true
 		} else {
-			if sub.UnsubscriptionCode != "" && req.UnsubscriptionCode != sub.UnsubscriptionCode {
-				forbidden = true
-			}
-			if req.UserChannelID != "" && !strings.EqualFold(req.UserChannelID, sub.UserChannelID) {
-				forbidden = true
-			}
+			s.attempts.right(ctx, who, sub.ID)
 		}
 	}
 	if sub.State != notify.StateConfirmed {
@@ -573,8 +599,14 @@ func (s *Service) additionalServices(ctx context.Context, sub *notify.Subscripti
 // Callers who are not administrators need the unsubscription code;
 // authenticated users are refused, as in the original.
 func (s *Service) Undo(ctx context.Context, who notify.UserProfile, id, code string) (*Reply, error) {
+	if err := s.attempts.checkClient(ctx, who); err != nil {
+		return nil, err
+	}
 	sub, err := s.find(ctx, who, id)
 	if err != nil {
+		return nil, err
+	}
+	if err := s.attempts.checkSubscription(ctx, who, sub.ID); err != nil {
 		return nil, err
 	}
 	m, err := s.mergedConfig(ctx, sub.ServiceName)
@@ -584,8 +616,13 @@ func (s *Service) Undo(ctx context.Context, who notify.UserProfile, id, code str
 	ack := m.typed.AnonymousUndoUnsubscription
 	reply := &Reply{Channel: channelOf(sub), Ack: &ack}
 	if !isAdmin(who) {
-		if (sub.UnsubscriptionCode != "" && code != sub.UnsubscriptionCode) ||
-			who.Role == notify.RoleAuthenticatedUser || sub.State != notify.StateDeleted {
+		if sub.UnsubscriptionCode != "" && code != sub.UnsubscriptionCode {
+			s.attempts.wrong(ctx, who, sub.ID)
+			reply.Err = errForbidden
+			return reply, nil
+		}
+		s.attempts.right(ctx, who, sub.ID)
+		if who.Role == notify.RoleAuthenticatedUser || sub.State != notify.StateDeleted {
 			reply.Err = errForbidden
 			return reply, nil
 		}
@@ -616,8 +653,16 @@ func (s *Service) Undo(ctx context.Context, who notify.UserProfile, id, code str
 // "ok").
 func (s *Service) SwiftReply(ctx context.Context, who notify.UserProfile, body notify.Fields, httpHost string) (reply *Reply, found bool, err error) {
 	settings := s.cfg.SMS.ProviderSettings.Swift
+	if s.cfg.SMS.Provider != "swift" || settings.NotifyBCSwiftKey == "" {
+		return nil, false, errForbidden
+	}
+	// The shared key is a code too, and often a short one.
+	if err := s.attempts.checkClient(ctx, who); err != nil {
+		return nil, false, err
+	}
 	key, _ := body.String("notifyBCSwiftKey")
-	if s.cfg.SMS.Provider != "swift" || settings.NotifyBCSwiftKey == "" || key != settings.NotifyBCSwiftKey {
+	if subtle.ConstantTimeCompare([]byte(key), []byte(settings.NotifyBCSwiftKey)) != 1 {
+		s.attempts.wrong(ctx, who, notify.ID{})
 		return nil, false, errForbidden
 	}
 	where := bson.D{{Key: "state", Value: notify.StateConfirmed}, {Key: "channel", Value: notify.ChannelSMS}}

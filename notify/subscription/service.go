@@ -5,7 +5,8 @@
 // confirmation request or duplicated-subscription message sent), changing its
 // address, verifying it, unsubscribing (with additionalServices and the
 // acknowledgement message), undoing an unsubscription and the Swift SMS
-// keyword webhook.
+// keyword webhook. Wrong codes are limited per caller and per subscription
+// (AttemptLimits).
 //
 // The HTTP layer (notify/httpapi) parses requests and writes answers; this
 // package decides and stores. Messages go out through notify/channel, mail
@@ -15,7 +16,9 @@ package subscription
 
 import (
 	"log/slog"
+	"time"
 
+	"github.com/govkit/govkit/internal/ratelimit"
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/notify/jmesfilter"
@@ -29,16 +32,26 @@ type Options struct {
 	Channel *channel.Sender
 	// Filters validates broadcastPushNotificationFilter when written.
 	Filters *jmesfilter.Engine
-	Logger  *slog.Logger
+	// Attempts keeps the counters of wrong codes (see AttemptLimits); nil
+	// keeps them in this process's memory. Give a Redis store
+	// (ratelimit.NewRedis) when several nodes serve the API, so that the
+	// budgets hold across them.
+	Attempts      ratelimit.Store
+	AttemptLimits AttemptLimits
+	Logger        *slog.Logger
 }
 
 // Service runs the subscription operations. It is safe for concurrent use.
 type Service struct {
-	cfg     *config.Config
-	store   *mongostore.Store
-	ch      *channel.Sender
-	filters *jmesfilter.Engine
-	log     *slog.Logger
+	cfg      *config.Config
+	store    *mongostore.Store
+	ch       *channel.Sender
+	filters  *jmesfilter.Engine
+	attempts *attempts
+	// memory is the in-process counter store made when Options.Attempts
+	// is nil; Close stops its sweeper.
+	memory *ratelimit.Memory
+	log    *slog.Logger
 }
 
 // New returns a Service.
@@ -47,5 +60,19 @@ func New(o Options) *Service {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	store := o.Attempts
+	if store == nil {
+		s.memory = ratelimit.NewMemory(time.Minute)
+		store = s.memory
+	}
+	s.attempts = newAttempts(store, o.AttemptLimits, s.log)
 	return s
+}
+
+// Close releases what New started (the in-process counters' sweeper).
+func (s *Service) Close() error {
+	if s.memory != nil {
+		return s.memory.Close()
+	}
+	return nil
 }

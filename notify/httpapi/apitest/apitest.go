@@ -38,6 +38,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/internal/ratelimit"
 	"github.com/govkit/govkit/internal/testsvc"
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
@@ -115,6 +116,10 @@ type Options struct {
 	Config []map[string]any
 	// Logger receives the service's log (default: discarded).
 	Logger *slog.Logger
+	// Attempts keeps the wrong-code and failed log-in counters (default:
+	// in the service's memory); give two Envs one Redis store to test
+	// budgets shared by several nodes.
+	Attempts ratelimit.Store
 }
 
 // Env is a running service under test.
@@ -188,7 +193,8 @@ func Start(t testing.TB, o Options) *Env {
 		Channel:  &channel.Sender{Email: es, SMS: ss},
 		Logger:   logger,
 		// the key pair is made once per test binary (below), not per test
-		RSABits: -1,
+		RSABits:  -1,
+		Attempts: o.Attempts,
 	})
 	if err != nil {
 		t.Fatalf("open app: %v", err)

@@ -1,0 +1,157 @@
+package subscription
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/govkit/govkit/internal/ratelimit"
+	"github.com/govkit/govkit/notify"
+)
+
+// AttemptLimits bound wrong codes: confirmation codes (verify),
+// unsubscription codes (unsubscribe in all its forms, undo) and the Swift
+// webhook's shared key. Codes are five digits by default and subscription
+// ids can be guessed, so without a bound the whole code space is tried in
+// minutes.
+//
+// Two budgets count only failures:
+//
+//   - per client (the caller's address; a logged-in user by its id):
+//     PerClient wrong codes per Window, over every subscription, so one
+//     attacker cannot walk through subscriptions instead;
+//   - per subscription: PerSubscription wrong codes per Window, whoever
+//     tries, so attackers with many addresses are bounded too. A right
+//     code resets it.
+//
+// PerClient is the smaller of the two, so that one address can never spend
+// a subscription's budget and lock its owner out; attackers with many
+// addresses can, for one Window at most, and what they get for it is
+// PerSubscription guesses in a space of 100,000. Administrators are not
+// limited (they can read the codes anyway).
+type AttemptLimits struct {
+	PerClient       int
+	PerSubscription int
+	Window          time.Duration
+}
+
+// DefaultAttemptLimits: 10 wrong codes per client and 20 per subscription
+// in 15 minutes. A person who mistypes a code a few times is never
+// stopped; an attacker gets 1,920 guesses a day at one subscription (about
+// 2% of a five-digit space), where it had 400 a second.
+var DefaultAttemptLimits = AttemptLimits{PerClient: 10, PerSubscription: 20, Window: 15 * time.Minute}
+
+// TooManyAttemptsError is a refusal because a budget of wrong codes is
+// spent: 429, with the time until it renews for Retry-After.
+type TooManyAttemptsError struct {
+	Wait time.Duration
+}
+
+func (e *TooManyAttemptsError) Error() string {
+	return fmt.Sprintf("too many wrong codes; try again in %d seconds", retrySeconds(e.Wait))
+}
+
+// StatusCode is 429.
+func (e *TooManyAttemptsError) StatusCode() int { return http.StatusTooManyRequests }
+
+// RetryAfter is the time until the budget renews.
+func (e *TooManyAttemptsError) RetryAfter() time.Duration { return e.Wait }
+
+func retrySeconds(d time.Duration) int { return max(1, int(math.Ceil(d.Seconds()))) }
+
+// attempts applies AttemptLimits on a ratelimit.Store (in memory, or Redis
+// so that every node shares the budgets).
+type attempts struct {
+	client, sub ratelimit.Failures
+	log         *slog.Logger
+}
+
+func newAttempts(store ratelimit.Store, l AttemptLimits, log *slog.Logger) *attempts {
+	if l.PerClient <= 0 {
+		l.PerClient = DefaultAttemptLimits.PerClient
+	}
+	if l.PerSubscription <= 0 {
+		l.PerSubscription = DefaultAttemptLimits.PerSubscription
+	}
+	if l.Window <= 0 {
+		l.Window = DefaultAttemptLimits.Window
+	}
+	return &attempts{
+		client: ratelimit.Failures{Store: store, Max: l.PerClient, Window: l.Window},
+		sub:    ratelimit.Failures{Store: store, Max: l.PerSubscription, Window: l.Window},
+		log:    log,
+	}
+}
+
+// limited reports whether who's wrong codes are counted: everyone's but
+// administrators'.
+func limited(who notify.UserProfile) bool { return !isAdmin(who) }
+
+// clientKey names the caller for its budget. The access rules give an
+// anonymous caller its client address (behind trusted proxies) as
+// securityId, and a logged-in user its user id.
+func clientKey(who notify.UserProfile) string {
+	return "notify:codes:client:" + string(who.AuthnStrategy) + ":" + who.SecurityID
+}
+
+func subKey(id notify.ID) string { return "notify:codes:subscription:" + id.Hex() }
+
+// checkClient refuses a caller whose budget is spent.
+func (a *attempts) checkClient(ctx context.Context, who notify.UserProfile) error {
+	if !limited(who) {
+		return nil
+	}
+	return a.check(ctx, &a.client, clientKey(who))
+}
+
+// checkSubscription refuses a code for a subscription whose budget is
+// spent.
+func (a *attempts) checkSubscription(ctx context.Context, who notify.UserProfile, id notify.ID) error {
+	if !limited(who) {
+		return nil
+	}
+	return a.check(ctx, &a.sub, subKey(id))
+}
+
+func (a *attempts) check(ctx context.Context, f *ratelimit.Failures, key string) error {
+	blocked, wait, err := f.Blocked(ctx, key)
+	if err != nil {
+		// The counters live in Redis when it is configured: when it does
+		// not answer, codes are still checked, unbounded, and it is said.
+		a.log.Error("notify: wrong-code counters unavailable", "err", err)
+		return nil
+	}
+	if blocked {
+		return &TooManyAttemptsError{Wait: wait}
+	}
+	return nil
+}
+
+// wrong counts a wrong code against the caller and, when known, the
+// subscription (the zero ID for the Swift key).
+func (a *attempts) wrong(ctx context.Context, who notify.UserProfile, id notify.ID) {
+	if !limited(who) {
+		return
+	}
+	if err := a.client.Fail(ctx, clientKey(who)); err != nil {
+		a.log.Error("notify: wrong-code counters unavailable", "err", err)
+	}
+	if !id.IsZero() {
+		if err := a.sub.Fail(ctx, subKey(id)); err != nil {
+			a.log.Error("notify: wrong-code counters unavailable", "err", err)
+		}
+	}
+}
+
+// right resets the subscription's budget after a right code.
+func (a *attempts) right(ctx context.Context, who notify.UserProfile, id notify.ID) {
+	if !limited(who) {
+		return
+	}
+	if err := a.sub.Succeed(ctx, subKey(id)); err != nil {
+		a.log.Error("notify: wrong-code counters unavailable", "err", err)
+	}
+}
