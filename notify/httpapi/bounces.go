@@ -16,7 +16,7 @@ func (s *Server) bounceRoutes() {
 	c.routes(s, "/bounces", "bounce", "Bounce", superAdminOnly)
 }
 
-func checkBounce(_ *http.Request, b *notify.Bounce) error {
+func checkBounce(_ *http.Request, b, _ *notify.Bounce) error {
 	switch {
 	case b.Channel == "":
 		return &notify.FieldError{Field: "channel", Rule: "is required"}

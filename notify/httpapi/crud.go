@@ -25,8 +25,12 @@ type crud[T any, P recordPtr[T]] struct {
 	coll   *mongostore.Collection[T, P]
 	schema *query.Schema
 	// prepare checks or adjusts a record before it is written (create,
-	// replace, patch); nil means nothing to do.
-	prepare func(r *http.Request, rec P) error
+	// replace, patch, and each record of a bulk patch); cur is the record
+	// as stored, nil on create. nil means nothing to do.
+	prepare func(r *http.Request, rec, cur P) error
+	// checkBulk checks what a bulk patch would make of the records it
+	// changes, taken together (uniqueness across them); nil: nothing.
+	checkBulk func(r *http.Request, next []P, ids []notify.ID) error
 }
 
 // routes registers the operations under base ("/configurations") for
@@ -55,13 +59,13 @@ func stamp(r *http.Request, f *notify.Fields, create bool) {
 	f.Set("updatedBy", p)
 }
 
-func (c *crud[T, P]) decode(r *http.Request, f notify.Fields) (P, error) {
+func (c *crud[T, P]) decode(r *http.Request, f notify.Fields, cur P) (P, error) {
 	rec := P(new(T))
 	if err := rec.SetFields(f); err != nil {
 		return nil, err
 	}
 	if c.prepare != nil {
-		if err := c.prepare(r, rec); err != nil {
+		if err := c.prepare(r, rec, cur); err != nil {
 			return nil, err
 		}
 	}
@@ -78,7 +82,7 @@ func (c *crud[T, P]) create(w http.ResponseWriter, r *http.Request) {
 	f.Delete("created")
 	f.Delete("updated")
 	stamp(r, &f, true)
-	rec, err := c.decode(r, f)
+	rec, err := c.decode(r, f, nil)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -143,7 +147,11 @@ func (c *crud[T, P]) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // patchWhere is the bulk update: the body's fields are set on every record
-// where selects; the answer is {count}.
+// where selects; the answer is {count}. Each record is checked as a PATCH
+// by id would check it (the body merged over the record, decoded strictly,
+// prepared), and the records together by checkBulk, before anything is
+// written: one refused record refuses the update, naming the record and
+// the field, and nothing is written.
 func (c *crud[T, P]) patchWhere(w http.ResponseWriter, r *http.Request) {
 	where, err := query.ParseWhere(r.URL.Query(), c.schema)
 	if err != nil {
@@ -155,12 +163,52 @@ func (c *crud[T, P]) patchWhere(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	set, err := c.typedSet(r, f)
+	for _, k := range []string{"id", "_id", "created", "createdBy"} {
+		f.Delete(k)
+	}
+	for _, e := range f {
+		if strings.HasPrefix(e.Key, "$") {
+			writeError(w, r, httpError(http.StatusBadRequest, "update operators are not allowed in the body: "+e.Key))
+			return
+		}
+	}
+	stamp(r, &f, false)
+	set, err := c.typedSet(f)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	n, err := c.coll.UpdateMany(r.Context(), orEmpty(where), bson.D{{Key: "$set", Value: set}})
+	recs, err := c.coll.Find(r.Context(), mongostore.Query{Filter: orEmpty(where)})
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	next := make([]P, len(recs))
+	ids := make([]notify.ID, len(recs))
+	for i, cur := range recs {
+		fields := cur.Fields()
+		id, _ := fields.Get("id")
+		ids[i], _ = id.(notify.ID)
+		if next[i], err = c.decode(r, fields.Merge(f), cur); err != nil {
+			writeError(w, r, bulkError{id: ids[i], err: err})
+			return
+		}
+	}
+	if c.checkBulk != nil {
+		if err := c.checkBulk(r, next, ids); err != nil {
+			writeError(w, r, err)
+			return
+		}
+	}
+	if len(ids) == 0 {
+		writeJSON(w, http.StatusOK, map[string]int64{"count": 0})
+		return
+	}
+	in := make(bson.A, len(ids))
+	for i, id := range ids {
+		in[i] = id
+	}
+	n, err := c.coll.UpdateMany(r.Context(), bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: in}}}}, bson.D{{Key: "$set", Value: set}})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -168,28 +216,39 @@ func (c *crud[T, P]) patchWhere(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]int64{"count": n})
 }
 
-// typedSet checks a partial body against the record's field types and
-// returns the fields to $set, typed as stored (dates as dates).
-func (c *crud[T, P]) typedSet(r *http.Request, f notify.Fields) (notify.Fields, error) {
-	for _, k := range []string{"id", "_id", "created", "createdBy"} {
-		f.Delete(k)
-	}
-	stamp(r, &f, false)
+// bulkError is a refusal of one record of a bulk update: the message names
+// the record, the status is the refusal's.
+type bulkError struct {
+	id  notify.ID
+	err error
+}
+
+func (e bulkError) Error() string { return "record " + e.id.Hex() + ": " + e.err.Error() }
+
+func (e bulkError) Unwrap() error { return e.err }
+
+func (e bulkError) StatusCode() int {
+	status, _ := classify(e.err)
+	return status
+}
+
+// typedSet returns the fields of a partial body to $set, typed as stored
+// (dates as dates). The body was checked against each record it changes.
+func (c *crud[T, P]) typedSet(f notify.Fields) (notify.Fields, error) {
 	rec := P(new(T))
 	if err := rec.SetFields(f); err != nil {
 		return nil, err
 	}
-	typed := rec.Fields()
-	set := notify.Fields{}
-	for _, k := range f.Keys() {
-		if strings.HasPrefix(k, "$") {
-			return nil, httpError(http.StatusBadRequest, "update operators are not allowed in the body: "+k)
-		}
-		if v, ok := typed.Get(k); ok {
-			set.Set(k, v)
+	typed := map[string]any{}
+	for _, e := range rec.Fields() {
+		typed[e.Key] = e.Value
+	}
+	set := make(notify.Fields, 0, len(f))
+	for _, e := range f {
+		if v, ok := typed[e.Key]; ok {
+			set = append(set, notify.Field{Key: e.Key, Value: v})
 		} else {
-			v, _ := f.Get(k)
-			set.Set(k, v)
+			set = append(set, e)
 		}
 	}
 	return set, nil
@@ -212,7 +271,7 @@ func (c *crud[T, P]) patch(w http.ResponseWriter, r *http.Request) {
 	}
 	stamp(r, &f, false)
 	merged = merged.Merge(f)
-	rec, err := c.decode(r, merged)
+	rec, err := c.decode(r, merged, cur)
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -248,7 +307,7 @@ func (c *crud[T, P]) replace(w http.ResponseWriter, r *http.Request) {
 	if v, ok := curF.Get("createdBy"); ok {
 		f.Set("createdBy", v)
 	}
-	rec, err := c.decode(r, f)
+	rec, err := c.decode(r, f, cur)
 	if err != nil {
 		writeError(w, r, err)
 		return

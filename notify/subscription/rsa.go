@@ -82,6 +82,40 @@ func GenerateRSAKeyPEM(bits int) (private, public string, err error) {
 		string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDer})), nil
 }
 
+// CheckRSAKeyPair checks the value of the rsa configuration record as it
+// is about to be written: {private, public} with a private key the
+// service can decrypt with (PKCS#8 or PKCS#1 PEM) and its public key in
+// PEM, for the third parties that encrypt codes.
+func CheckRSAKeyPair(v any) error {
+	if _, err := rsaPrivateKey(v); err != nil {
+		return err
+	}
+	val, _ := v.(notify.Fields)
+	pub, _ := val.String("public")
+	if block, _ := pem.Decode([]byte(pub)); block == nil {
+		return errors.New("public must hold the PEM public key")
+	}
+	return nil
+}
+
+// rsaPrivateKey reads the private key of the rsa configuration's value.
+func rsaPrivateKey(v any) (*rsa.PrivateKey, error) {
+	val, _ := v.(notify.Fields)
+	privPEM, _ := val.String("private")
+	block, _ := pem.Decode([]byte(privPEM))
+	if block == nil {
+		return nil, errors.New("private must hold a PEM RSA private key")
+	}
+	if k, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
+		if key, ok := k.(*rsa.PrivateKey); ok {
+			return key, nil
+		}
+	} else if key, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
+		return key, nil
+	}
+	return nil, errors.New("private holds no RSA private key that can be read")
+}
+
 // errBadEncrypted is a confirmationCodeEncrypted that cannot be decrypted.
 var errBadEncrypted = &notify.FieldError{Field: "confirmationRequest.confirmationCodeEncrypted", Rule: "must be base64 of a message encrypted with the service's RSA public key (OAEP)"}
 
@@ -97,20 +131,9 @@ func (s *Service) decryptConfirmation(ctx context.Context, encrypted string) (us
 		}
 		return "", "", err
 	}
-	val, _ := rec.Value.(notify.Fields)
-	privPEM, _ := val.String("private")
-	block, _ := pem.Decode([]byte(privPEM))
-	if block == nil {
-		return "", "", errors.New("the rsa configuration holds no private key")
-	}
-	var key *rsa.PrivateKey
-	if k, err := x509.ParsePKCS8PrivateKey(block.Bytes); err == nil {
-		key, _ = k.(*rsa.PrivateKey)
-	} else if k, err := x509.ParsePKCS1PrivateKey(block.Bytes); err == nil {
-		key = k
-	}
-	if key == nil {
-		return "", "", errors.New("the rsa configuration's private key cannot be read")
+	key, err := rsaPrivateKey(rec.Value)
+	if err != nil {
+		return "", "", fmt.Errorf("the rsa configuration: %w", err)
 	}
 	ct, err := base64.StdEncoding.DecodeString(encrypted)
 	if err != nil {
