@@ -65,11 +65,11 @@ func (ev *evaluator) step(n int64) error {
 	if ev.err != nil {
 		return ev.err
 	}
-	before := ev.steps
-	ev.steps += n
-	if ev.steps > ev.limits.Steps {
+	if n < 0 || n > ev.limits.Steps-ev.steps {
 		return ev.over(fmt.Sprintf("more than %d steps", ev.limits.Steps))
 	}
+	before := ev.steps
+	ev.steps += n
 	// The clock and the context are read every 1024 steps, not on each.
 	if before>>10 != ev.steps>>10 {
 		return ev.checkTime()
