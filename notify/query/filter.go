@@ -45,6 +45,9 @@ func ParseFilter(q url.Values, s *Schema) (*Filter, error) {
 			f.Fields, err = fields(p, m.val, s)
 		case "order":
 			f.Order, err = order(p, m.val, s)
+			if err == nil && len(f.Order) > maxSortKeys {
+				err = errorf(p, "sorts on %d fields; at most %d are allowed", len(f.Order), maxSortKeys)
+			}
 		case "skip":
 			skip = m.val
 			f.Skip, err = count(p, m.val)
@@ -121,6 +124,10 @@ func sortField(path, name string, s *Schema) (string, error) {
 	}
 	return name, nil
 }
+
+// maxSortKeys is MongoDB's limit on the fields of one sort; the embedded
+// store fails with a server error beyond it.
+const maxSortKeys = 32
 
 const orderForms = `[["field","asc"],["other","desc"]] or "field"`
 

@@ -2,6 +2,8 @@ package query_test
 
 import (
 	"net/url"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/govkit/govkit/notify/query"
@@ -57,5 +59,29 @@ func TestEmptyFieldPathPartsAreRefused(t *testing.T) {
 	for _, f := range []string{`{"where":{"a..b":1}}`, `{"where":{".a":1}}`, `{"where":{"a.":1}}`, `{"order":"a..b"}`, `{"fields":["a."]}`} {
 		_, err := query.ParseFilter(jsonFilter(f), query.Subscriptions)
 		wantBadRequest(t, err, "empty part")
+	}
+}
+
+func TestSortKeysAreBounded(t *testing.T) {
+	order := `[`
+	for i := 0; i < 33; i++ {
+		if i > 0 {
+			order += ","
+		}
+		order += `["f` + strconv.Itoa(i) + `","asc"]`
+	}
+	_, err := query.ParseFilter(jsonFilter(`{"order":`+order+`]}`), query.Subscriptions)
+	wantBadRequest(t, err, "filter.order", "at most 32")
+}
+
+func TestRegexesAreBounded(t *testing.T) {
+	for _, re := range []string{strings.Repeat("a", 1025), strings.Repeat("[a-z]{1,100}", 100), strings.Repeat("[a-z]{1,1000}", 6)} {
+		_, err := query.ParseWhere(url.Values{"where": {`{"a":{"$regex":` + strconv.Quote(re) + `}}`}}, query.Subscriptions)
+		wantBadRequest(t, err, "where.a.$regex")
+	}
+	for _, re := range []string{`^[a-z0-9._%+-]+@example\.com$`, `\d{5}`, `(?<=x)y`} {
+		if _, err := query.ParseWhere(url.Values{"where": {`{"a":{"$regex":` + strconv.Quote(re) + `}}`}}, query.Subscriptions); err != nil {
+			t.Errorf("%s: %v", re, err)
+		}
 	}
 }

@@ -55,8 +55,10 @@
 // part below it, array positions included, or a parent document) are
 // refused, as are $text and sorting by text score, which read every field.
 // Field names may not have empty parts ("a..b", ".a"). An object holds at
-// most 1000 keys and a list 1000 items: the embedded store evaluates the
-// query against every document it scans.
+// most 1000 keys and a list 1000 items, a $regex is at most 1024 bytes and
+// compiles to at most 10,000 instructions, and order names at most 32
+// fields (MongoDB's own limit): the embedded store evaluates the query
+// against every document it scans, compiling a $regex each time.
 //
 // Malformed JSON is a 400 (the original answers 500). Unknown filter keys,
 // and include, are refused: include would let a caller pull related records

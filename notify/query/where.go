@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/url"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 
@@ -308,6 +309,9 @@ func (c whereConv) operator(path, op string, v any, field string, siblings objec
 		if !ok {
 			return nil, errorf(path, "must be a regular expression string")
 		}
+		if err := checkRegex(path, s); err != nil {
+			return nil, err
+		}
 		return s, nil
 	case "$options":
 		s, ok := v.(string)
@@ -493,6 +497,34 @@ func walkValue(path string, v any, depth int, allowed map[string]bool, numericTe
 		return t, nil
 	}
 	return v, nil
+}
+
+// Bounds of a $regex. The embedded store compiles the expression for
+// every document it tests, so one of a hundred kilobytes of counted
+// repetitions ([a-z]{1,100} eight thousand times) cost it seconds per
+// document; a MongoDB server's PCRE has its own limits, and the length
+// bound applies there too.
+const (
+	maxRegexBytes = 1024
+	maxRegexInsts = 10_000
+)
+
+// checkRegex refuses a pattern longer than maxRegexBytes, or one that
+// compiles to more than maxRegexInsts instructions. A pattern Go's syntax
+// does not read (PCRE's lookarounds, say) is left to the database.
+func checkRegex(path, pattern string) error {
+	if len(pattern) > maxRegexBytes {
+		return errorf(path, "is longer than %d bytes", maxRegexBytes)
+	}
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	prog, err := syntax.Compile(re.Simplify())
+	if err != nil || len(prog.Inst) > maxRegexInsts {
+		return errorf(path, "is too complex: its repetitions expand to more than %d steps", maxRegexInsts)
+	}
+	return nil
 }
 
 func typeSpec(path string, v any) (any, error) {
