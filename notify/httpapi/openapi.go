@@ -100,7 +100,7 @@ func (s *Server) OpenAPI() map[string]any {
 			responses["400"] = errResp("malformed input: body, filter, where or a field's value")
 		}
 		if rt.body != "" {
-			responses["413"] = errResp("request body over 1 MiB")
+			responses["413"] = errResp("request body over 1 MiB (100 KB for callers who are not administrators)")
 		}
 		if strings.Contains(rt.path, "{") {
 			responses["404"] = errResp("no such record (or not visible to the caller)")
