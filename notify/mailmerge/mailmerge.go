@@ -195,8 +195,17 @@ func Merge(tmpl string, in *Input) string {
 		}
 		end := tokenEnd(tmpl, i)
 		if end < 0 {
-			b.WriteByte('{')
-			i++
+			// No brace closes this one on its line, so none closes a
+			// later one there either: copy the rest of the line, rather
+			// than search it again from every brace (a line of braces
+			// would cost its length squared).
+			eol := strings.IndexAny(tmpl[i:], "\r\n")
+			if eol < 0 {
+				b.WriteString(tmpl[i:])
+				break
+			}
+			b.WriteString(tmpl[i : i+eol])
+			i += eol
 			continue
 		}
 		if in.write(&b, tmpl[i+1:end]) {

@@ -283,3 +283,14 @@ func FuzzMerge(f *testing.F) {
 		}
 	})
 }
+
+func TestLinesOfUnclosedBraces(t *testing.T) {
+	// A line of braces that nothing closes is copied as it is (in one
+	// pass: it used to be searched again from every brace), and tokens on
+	// the next lines still merge.
+	braces := strings.Repeat("{", 100000)
+	got := mailmerge.Merge(braces+"\n{service_name} {a\r\n{", &mailmerge.Input{ServiceName: "svc"})
+	if got != braces+"\nsvc {a\r\n{" {
+		t.Fatalf("got %.40q…", got)
+	}
+}
