@@ -38,11 +38,12 @@ type AttemptLimits struct {
 	Window          time.Duration
 }
 
-// DefaultAttemptLimits: 10 wrong codes per client and 20 per subscription
+// DefaultAttemptLimits: 8 wrong codes per client and 10 per subscription
 // in 15 minutes. A person who mistypes a code a few times is never
-// stopped; an attacker gets 1,920 guesses a day at one subscription (about
-// 2% of a five-digit space), where it had 400 a second.
-var DefaultAttemptLimits = AttemptLimits{PerClient: 10, PerSubscription: 20, Window: 15 * time.Minute}
+// stopped; attackers get 960 guesses a day at one subscription (1% of a
+// five-digit space), where they had 400 a second, and one address alone
+// cannot lock a subscription's owner out.
+var DefaultAttemptLimits = AttemptLimits{PerClient: 8, PerSubscription: 10, Window: 15 * time.Minute}
 
 // TooManyAttemptsError is a refusal because a budget of wrong codes is
 // spent: 429, with the time until it renews for Retry-After.
