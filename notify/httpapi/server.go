@@ -19,7 +19,10 @@
 // Who is calling is decided by package notify/access before any handler
 // runs; handlers read it with access.Caller. Responses to callers who are
 // not administrators never show a subscription's confirmationRequest,
-// unsubscriptionCode, createdBy or updatedBy.
+// unsubscriptionCode, createdBy or updatedBy, and such callers cannot
+// filter, sort or project on them either (query.Schema.Hiding); their
+// request bodies are limited to 100 KB (MaxPublicBodyBytes), and their
+// wrong codes and failed log-ins are counted (Options.Attempts).
 package httpapi
 
 import (
