@@ -108,3 +108,14 @@ func TestPublicBodyLimit(t *testing.T) {
 	e.Do(t, "POST", "/api/subscriptions", `{"serviceName":"s","channel":"email","userChannelId":"b@invalid.local","confirmationRequest":{"sendRequest":false},"data":{"x":"`+strings.Repeat("x", 200<<10)+`"}}`).Expect(t, http.StatusOK)
 	e.Do(t, "POST", "/api/subscriptions", `{"serviceName":"s","channel":"email","userChannelId":"c@invalid.local","data":{"x":"`+strings.Repeat("x", 90<<10)+`"}}`, apitest.Anonymous...).Expect(t, http.StatusOK)
 }
+
+// An address is matched as a pattern the embedded store compiles per
+// document: it is bounded on every write.
+func TestLongAddressesAreRefused(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	long := strings.Repeat("a", 1025) + "@invalid.local"
+	e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "s", "channel": "email", "userChannelId": long}, apitest.Anonymous...).Expect(t, http.StatusBadRequest)
+	id := e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": "s", "channel": "email", "userChannelId": "u@invalid.local"}, apitest.SMUser("u")...).Expect(t, http.StatusOK).Map(t)["id"].(string)
+	e.Do(t, "PATCH", "/api/subscriptions/"+id, map[string]any{"userChannelId": long}, apitest.SMUser("u")...).Expect(t, http.StatusBadRequest)
+	e.Do(t, "PUT", "/api/subscriptions/"+id, map[string]any{"serviceName": "s", "channel": "email", "userChannelId": long}).Expect(t, http.StatusBadRequest)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
@@ -131,6 +132,9 @@ func (m merged) templateFields(section, channel string) notify.Fields {
 	return f
 }
 
+// MaxUserChannelIDBytes bounds a subscription's address.
+const MaxUserChannelIDBytes = 1024
+
 // validate checks what every write of a subscription needs.
 func (s *Service) validate(sub *notify.Subscription) error {
 	if sub.ServiceName == "" {
@@ -138,6 +142,12 @@ func (s *Service) validate(sub *notify.Subscription) error {
 	}
 	if sub.UserChannelID == "" {
 		return &notify.FieldError{Field: "userChannelId", Rule: "is required"}
+	}
+	// An address is matched as a whole-value pattern (duplicate detection,
+	// verify with replace), which the embedded store compiles for every
+	// document it scans; no email address or phone number comes near this.
+	if len(sub.UserChannelID) > MaxUserChannelIDBytes {
+		return &notify.FieldError{Field: "userChannelId", Rule: fmt.Sprintf("must be at most %d bytes", MaxUserChannelIDBytes)}
 	}
 	if sub.Channel != "" && sub.Channel != notify.ChannelEmail && sub.Channel != notify.ChannelSMS {
 		return &notify.FieldError{Field: "channel", Rule: "must be email or sms"}
@@ -281,6 +291,9 @@ func (s *Service) Update(ctx context.Context, who notify.UserProfile, id string,
 		uc, ok := v.(string)
 		if !ok {
 			return nil, &notify.FieldError{Field: "userChannelId", Rule: "must be a string"}
+		}
+		if len(uc) > MaxUserChannelIDBytes {
+			return nil, &notify.FieldError{Field: "userChannelId", Rule: fmt.Sprintf("must be at most %d bytes", MaxUserChannelIDBytes)}
 		}
 		if uc != "" && uc != sub.UserChannelID {
 			sub.State = notify.StateUnconfirmed
@@ -676,6 +689,11 @@ func (s *Service) SwiftReply(ctx context.Context, who notify.UserProfile, body n
 		phone := stringValue(body, "PhoneNumber")
 		if phone == "" {
 			return nil, false, errForbidden
+		}
+		if len(phone) > 64 {
+			// No phone number is this long; its pattern would be compiled
+			// for every subscription the store scans.
+			return nil, false, nil
 		}
 		where = append(where, bson.E{Key: "userChannelId", Value: bson.D{{Key: "$regex", Value: phonePattern(phone)}}})
 	}
