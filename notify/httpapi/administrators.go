@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/netip"
 	"strings"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/govkit/govkit/internal/clientip"
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/query"
@@ -448,7 +450,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	client := "notify:login:client:" + s.ident.ClientIP(r)
+	client := "notify:login:client:" + limitKey(s.ident.ClientIP(r))
 	if blocked, wait, err := s.logins.Blocked(r.Context(), client); err != nil {
 		s.log.Error("notify: log-in failure counters unavailable", "err", err)
 	} else if blocked {
@@ -492,6 +494,15 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"token": t.ID})
+}
+
+// limitKey counts a client address as the wrong-code budgets do (an IPv6
+// client by its /64).
+func limitKey(ip string) string {
+	if a, err := netip.ParseAddr(ip); err == nil {
+		return clientip.LimitKey(a, subscription.IPv6LimitPrefix)
+	}
+	return ip
 }
 
 // tooManyLogins is 429 once a client's failed log-ins are spent.

@@ -51,6 +51,15 @@ func TestCodeAttemptLimits(t *testing.T) {
 		e.Do(t, "GET", "/api/subscriptions/"+fresh+"/unsubscribe/undo?unsubscriptionCode=54321", nil, from("198.51.100.2")...).Expect(t, http.StatusOK)
 	})
 
+	t.Run("an IPv6 client counts by its /64", func(t *testing.T) {
+		for i := 1; i <= 8; i++ {
+			e.Do(t, "GET", "/api/subscriptions/"+mk("unconfirmed")+"/verify?confirmationCode=66666", nil, from(fmt.Sprintf("2001:db8:7::%x", i))...).Expect(t, http.StatusForbidden)
+		}
+		id := mk("unconfirmed")
+		e.Do(t, "GET", "/api/subscriptions/"+id+"/verify?confirmationCode=37688", nil, from("2001:db8:7::ffff")...).Expect(t, http.StatusTooManyRequests)
+		e.Do(t, "GET", "/api/subscriptions/"+id+"/verify?confirmationCode=37688", nil, from("2001:db8:7:1::1")...).Expect(t, http.StatusOK)
+	})
+
 	t.Run("many addresses guessing one subscription's code are stopped", func(t *testing.T) {
 		id := mk("unconfirmed")
 		for i := 0; i < 10; i++ {

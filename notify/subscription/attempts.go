@@ -6,8 +6,10 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"net/netip"
 	"time"
 
+	"github.com/govkit/govkit/internal/clientip"
 	"github.com/govkit/govkit/internal/ratelimit"
 	"github.com/govkit/govkit/notify"
 )
@@ -20,7 +22,8 @@ import (
 //
 // Two budgets count only failures:
 //
-//   - per client (the caller's address; a logged-in user by its id):
+//   - per client (the caller's address, an IPv6 one by its /64; a logged-in
+//     user by its id):
 //     PerClient wrong codes per Window, over every subscription, so one
 //     attacker cannot walk through subscriptions instead;
 //   - per subscription: PerSubscription wrong codes per Window, whoever
@@ -91,11 +94,23 @@ func newAttempts(store ratelimit.Store, l AttemptLimits, log *slog.Logger) *atte
 // administrators'.
 func limited(who notify.UserProfile) bool { return !isAdmin(who) }
 
+// IPv6LimitPrefix is the network prefix by which IPv6 clients are counted:
+// one subscriber is usually handed a whole /64, and counting each address
+// would give one host 2^64 budgets.
+const IPv6LimitPrefix = 64
+
 // clientKey names the caller for its budget. The access rules give an
 // anonymous caller its client address (behind trusted proxies) as
-// securityId, and a logged-in user its user id.
+// securityId, counted by clientip.LimitKey; a logged-in user counts by its
+// user id.
 func clientKey(who notify.UserProfile) string {
-	return "notify:codes:client:" + string(who.AuthnStrategy) + ":" + who.SecurityID
+	id := who.SecurityID
+	if who.AuthnStrategy == notify.AuthnIP {
+		if a, err := netip.ParseAddr(id); err == nil {
+			id = clientip.LimitKey(a, IPv6LimitPrefix)
+		}
+	}
+	return "notify:codes:client:" + string(who.AuthnStrategy) + ":" + id
 }
 
 func subKey(id notify.ID) string { return "notify:codes:subscription:" + id.Hex() }
