@@ -35,7 +35,6 @@ func TestManyKeysAndRepeatedKeys(t *testing.T) {
 	// by timing requests here: an object is refused at its 1,001st key and
 	// every key is placed through a map, so no body can make decoding
 	// quadratic.
-
 }
 
 // Finding 8: deeply nested JSON is refused at decode time with 400 on
