@@ -45,13 +45,9 @@ func TestEvaluationsOverBudgetDoNotMatch(t *testing.T) {
 		"w > `1` && count_args(" + nestedPairs(40) + ")",
 		"w > `1` && contains_ci(to_string(" + nestedPairs(40) + "), 'x')",
 	} {
-		start := time.Now()
 		ok, err := e.Match(context.Background(), expr, data)
 		if ok || !errors.Is(err, jmesfilter.ErrBudget) {
 			t.Errorf("%.60s…: Match = %v, %v; want no match over budget", expr, ok, err)
-		}
-		if d := time.Since(start); d > 10*time.Second {
-			t.Errorf("%.60s…: took %v", expr, d) // a hang, not a speed check
 		}
 	}
 }
