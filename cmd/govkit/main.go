@@ -12,12 +12,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"sort"
 	"syscall"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
+// version, when set at build time with -ldflags "-X main.version=…",
+// replaces the module version the Go toolchain records (see versionText).
+var version = ""
 
 // stdio is what a subcommand may read and write; tests pass buffers.
 type stdio struct {
@@ -112,7 +114,8 @@ func runVersion(_ context.Context, args []string, io stdio) int {
 		fmt.Fprintln(io.err, "Usage: govkit version")
 		return 2
 	}
-	fmt.Fprintf(io.out, "govkit %s\n", version)
+	bi, _ := debug.ReadBuildInfo()
+	fmt.Fprintln(io.out, versionText(bi, version))
 	return 0
 }
 

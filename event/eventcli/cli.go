@@ -118,7 +118,9 @@ func Validate(ctx context.Context, args []string, s Streams) int {
 		return true
 	}
 	st := run(ctx, "validate", fs.Args(), s, rep, check)
-	fmt.Fprintf(summary, "%s: %s\n", plural(st.files, "file"), st)
+	if st.any() {
+		fmt.Fprintf(summary, "%s: %s%s\n", plural(st.files, "file"), st, st.unreadableText())
+	}
 	return st.code()
 }
 
@@ -156,7 +158,9 @@ func ToDate(ctx context.Context, args []string, s Streams) int {
 		return true
 	}
 	st := run(ctx, "to-date", fs.Args(), s, rep, convert)
-	fmt.Fprintf(errw, "%s: %s, converted in %s\n", plural(st.files, "file"), st, loc)
+	if st.any() {
+		fmt.Fprintf(errw, "%s: %s, converted in %s%s\n", plural(st.files, "file"), st, loc, st.unreadableText())
+	}
 	return st.code()
 }
 
@@ -193,10 +197,25 @@ func usage(fs *flag.FlagSet, text string, w io.Writer) {
 	fs.SetOutput(io.Discard)
 }
 
-// stats counts what a run saw.
+// stats counts what a run saw. files counts the files read to their end;
+// a file that could not be opened or read to its end counts in unreadable
+// (records read from it before the error count too).
 type stats struct {
 	files, records, invalid, problems int
-	unreadable                        bool
+	unreadable                        int
+}
+
+// any reports whether there is anything to summarise: with no file read,
+// a summary of zeroes would only hide the error above it.
+func (st stats) any() bool { return st.files > 0 || st.records > 0 }
+
+// unreadableText ends the summary when some file could not be read, so
+// that the counts are not taken for the whole input.
+func (st stats) unreadableText() string {
+	if st.unreadable == 0 {
+		return ""
+	}
+	return "; " + plural(st.unreadable, "file") + " could not be read to the end"
 }
 
 func (st stats) String() string {
@@ -206,7 +225,7 @@ func (st stats) String() string {
 
 func (st stats) code() int {
 	switch {
-	case st.unreadable:
+	case st.unreadable > 0:
 		return 2
 	case st.invalid > 0:
 		return 1
@@ -230,8 +249,9 @@ func run(ctx context.Context, cmd string, files []string, s Streams, rep *report
 	var st stats
 	for _, name := range files {
 		if ctx.Err() != nil {
+			rep.w.Flush()
 			fmt.Fprintf(s.Err, "govkit event %s: interrupted\n", cmd)
-			st.unreadable = true
+			st.unreadable++
 			break
 		}
 		var in io.Reader = s.In
@@ -239,22 +259,27 @@ func run(ctx context.Context, cmd string, files []string, s Streams, rep *report
 		if name != "-" {
 			var err error
 			if f, err = os.Open(name); err != nil {
+				// What was reported so far comes out first, so that the
+				// error stands where it happened.
+				rep.w.Flush()
 				fmt.Fprintf(s.Err, "govkit event %s: %v\n", cmd, err)
-				st.unreadable = true
+				st.unreadable++
 				continue
 			}
 			in = f
 		}
-		st.files++
 		rep.file = name
 		err := eachRecord(ctx, in, &st, rep, handle)
 		if f != nil {
 			f.Close()
 		}
 		if err != nil {
+			rep.w.Flush()
 			fmt.Fprintf(s.Err, "govkit event %s: %s: %v\n", cmd, name, err)
-			st.unreadable = true
+			st.unreadable++
+			continue
 		}
+		st.files++
 	}
 	st.problems = rep.count
 	return st

@@ -104,9 +104,27 @@ func TestValidateFilesAndExitCodes(t *testing.T) {
 	if code != 2 || !strings.Contains(errOut, "missing.json") || !strings.Contains(out, "1 file: 1 record") {
 		t.Errorf("an unreadable file exits 2 after checking the others: %d %q %q", code, out, errOut)
 	}
-	code, _, errOut = runCmd(t, Validate, "", t.TempDir())
-	if code != 2 || !strings.Contains(errOut, "is a directory") {
-		t.Errorf("a directory cannot be read: %d %q", code, errOut)
+	if !strings.Contains(out, "1 file: 1 record, 1 valid, 0 invalid (0 problems); 1 file could not be read to the end\n") {
+		t.Errorf("the summary does not say a file was not read: %q", out)
+	}
+	code, out, errOut = runCmd(t, Validate, "", t.TempDir())
+	if code != 2 || !strings.Contains(errOut, "is a directory") || out != "" {
+		t.Errorf("a directory cannot be read: %d %q %q", code, out, errOut)
+	}
+}
+
+// A missing file is an error, said first and alone: a summary of zero
+// files and zero records would read like a clean result.
+func TestValidateMissingFileSaysSoWithoutASummary(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "events.json")
+	for name, cmd := range map[string]func(context.Context, []string, Streams) int{"validate": Validate, "to-date": ToDate} {
+		t.Run(name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, cmd, "", missing)
+			want := "govkit event " + name + ": open " + missing + ": no such file or directory\n"
+			if code != 2 || out != "" || errOut != want {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing, %q", code, out, errOut, want)
+			}
+		})
 	}
 }
 
