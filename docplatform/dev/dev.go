@@ -1,6 +1,7 @@
 // Package dev runs the document platform for `govkit dev`: the development
 // OpenID provider (devidp) and the platform on SQLite under the data
-// directory, wired to each other, with the demo admin made system admin.
+// directory, wired to each other, with the demo admin made system admin
+// and, on a fresh data directory, a demo world (demo.go).
 //
 // It is a package of its own so that `govkit docplatform serve`
 // (docplatform/platform) never links the development provider's code
@@ -26,6 +27,7 @@ import (
 	"github.com/govkit/govkit/docplatform/config"
 	"github.com/govkit/govkit/docplatform/devidp"
 	"github.com/govkit/govkit/docplatform/platform"
+	"github.com/govkit/govkit/internal/ratelimit"
 )
 
 // Default ports: the original platform's 3002, and 8081 for the provider.
@@ -36,14 +38,32 @@ const (
 	clientID     = "govkit-docplatform"
 )
 
+// Rate limits of the development platform, per IP and minute: a person
+// clicking through the UI and the API docs, or a script, should not meet
+// the production budgets (100, 10 and 5) in the first minutes. THROTTLE_*
+// variables set in the environment still win.
+var devLimits = map[string]string{
+	"THROTTLE_GLOBAL_LIMIT":       "10000",
+	"THROTTLE_AUTH_LIMIT":         "1000",
+	"THROTTLE_AUTH_REFRESH_LIMIT": "1000",
+}
+
 // Options configure the development platform.
 type Options struct {
-	DataDir string // everything kept on disk: database, cookie secret, provider key, documents
+	DataDir string // everything kept on disk: database, cookie secret, provider key and logins, documents
 	Host    string // interface to listen on; 127.0.0.1 by default
-	// PlatformPort and ProviderPort default to PlatformPort and ProviderPort
-	// above ("0" picks a free port). A taken port falls back to a free one.
-	PlatformPort, ProviderPort string
-	Logger                     *slog.Logger
+	// PlatformListener and ProviderListener, when set, are where the
+	// platform and the provider serve (`govkit dev` opens them, so that a
+	// taken port is reported with the flag that moves it). Otherwise
+	// PlatformPort and ProviderPort are listened on (default the
+	// constants above, "0" picks a free port; a taken port falls back to
+	// a free one).
+	PlatformListener, ProviderListener net.Listener
+	PlatformPort, ProviderPort         string
+	// Logger receives the platform's log, one line per request included;
+	// ProviderLogger the provider's (nil: Logger). Nil Logger: warnings to
+	// stderr.
+	Logger, ProviderLogger *slog.Logger
 	// DatabaseURL overrides the SQLite file under DataDir (tests run the
 	// same stack on PostgreSQL).
 	DatabaseURL string
@@ -57,6 +77,9 @@ type Options struct {
 	// answers (expires_in) and the access cookie follow it, so the web
 	// UI's refresh rules can be watched with a short one.
 	TokenLifetime time.Duration
+	// NoDemo skips seeding the demo world (see Demo) on a fresh data
+	// directory.
+	NoDemo bool
 }
 
 // Stack is the running development platform.
@@ -64,14 +87,18 @@ type Stack struct {
 	Platform *platform.Platform
 	Provider *devidp.Server
 	Users    []devidp.User
+	// Demo is what this start seeded; nil when the data directory had
+	// been used before, or with NoDemo.
+	Demo *Demo
 }
 
-// Start starts the provider and the platform, prints their URLs and the
-// demo logins to w, and returns the running stack.
+// Start starts the provider and the platform, seeds the demo world on a
+// fresh data directory, prints their URLs, the demo logins and the demo
+// API key to w, and returns the running stack.
 //
 // The stack lives until Stop, not until ctx ends: `govkit dev` stops its
 // parts in order after an interrupt, and a part must not vanish under it.
-func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
+func Start(ctx context.Context, o Options, w io.Writer) (_ *Stack, err error) {
 	ctx = context.WithoutCancel(ctx)
 	if o.Host == "" {
 		o.Host = "127.0.0.1"
@@ -88,6 +115,25 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	if o.ProviderLogger == nil {
+		o.ProviderLogger = o.Logger
+	}
+	var cleanup []func()
+	defer func() {
+		if err != nil {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		}
+	}()
+	closeOnError := func(c io.Closer) { cleanup = append(cleanup, func() { c.Close() }) }
+	if o.PlatformListener != nil {
+		closeOnError(o.PlatformListener)
+	}
+	if o.ProviderListener != nil {
+		closeOnError(o.ProviderListener)
+	}
+
 	if err := os.MkdirAll(o.DataDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -95,21 +141,26 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 	if err != nil {
 		return nil, err
 	}
-	pln, err := listen(o.Host, o.PlatformPort)
-	if err != nil {
-		return nil, err
+	pln := o.PlatformListener
+	if pln == nil {
+		if pln, err = listen(o.Host, o.PlatformPort); err != nil {
+			return nil, err
+		}
+		closeOnError(pln)
 	}
 	platformURL := "http://" + pln.Addr().String()
 	users := devidp.DemoUsers()
-	idp, err := devidp.Start(ctx, net.JoinHostPort(o.Host, o.ProviderPort), providerConfig(o, platformURL, secret))
-	if err != nil {
-		// The usual port is taken: any free one will do.
-		idp, err = devidp.Start(ctx, net.JoinHostPort(o.Host, "0"), providerConfig(o, platformURL, secret))
+	iln := o.ProviderListener
+	if iln == nil {
+		if iln, err = listen(o.Host, o.ProviderPort); err != nil {
+			return nil, err
+		}
 	}
+	idp, err := devidp.Serve(ctx, iln, providerConfig(o, platformURL, secret))
 	if err != nil {
-		pln.Close()
 		return nil, err
 	}
+	closeOnError(idp)
 
 	env := map[string]string{
 		"SSO_AUTH_SERVER_URL": idp.URL, "SSO_REALM": idp.Realm,
@@ -127,27 +178,24 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 			return v
 		}
 		if o.Getenv != nil && (strings.HasPrefix(k, "THROTTLE_") || strings.HasPrefix(k, "API_KEY_")) {
-			return o.Getenv(k)
+			if v := o.Getenv(k); v != "" {
+				return v
+			}
 		}
-		return ""
+		return devLimits[k]
 	}
 	cfg, err := config.Load(getenv, o.DataDir)
 	if err != nil {
-		idp.Close()
-		pln.Close()
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.DocumentStorage, 0o700); err != nil {
-		idp.Close()
-		pln.Close()
 		return nil, err
 	}
 	p, err := platform.Start(ctx, cfg, "", pln, o.Logger)
 	if err != nil {
-		idp.Close()
-		pln.Close()
 		return nil, err
 	}
+	cleanup = append(cleanup, func() { p.Shutdown(ctx) })
 	// The demo admin is a system admin of the platform from the start.
 	for _, u := range users {
 		if !u.SystemAdmin {
@@ -156,32 +204,99 @@ func Start(ctx context.Context, o Options, w io.Writer) (*Stack, error) {
 		if _, err := p.Store.User(ctx, u.Subject); errors.Is(err, docplatform.ErrNotFound) {
 			_, err = p.Store.UpsertUser(ctx, docplatform.User{ID: u.Subject, Email: u.Email, Name: u.Name, PreferredUsername: u.Username})
 			if err != nil {
-				p.Shutdown(ctx)
-				idp.Close()
 				return nil, err
 			}
 		}
 		if err := p.Store.SetSystemAdmin(ctx, u.Subject, true); err != nil {
-			p.Shutdown(ctx)
-			idp.Close()
 			return nil, err
 		}
 	}
-
-	fmt.Fprintf(w, "document platform: %s (API under /api, health %s/api/health, sign in at %s/api/auth/login)\n", platformURL, platformURL, platformURL)
-	fmt.Fprintf(w, "development OpenID provider: %s (issuer %s)\n", idp.URL, idp.Issuer())
-	if o.TokenLifetime > 0 {
-		fmt.Fprintf(w, "access tokens live %v (--token-lifetime); the web UI refreshes at 75 %% of that\n", o.TokenLifetime)
-	}
-	fmt.Fprintln(w, "demo logins (development only):")
-	for _, u := range users {
-		role := "user"
-		if u.SystemAdmin {
-			role = "system admin"
+	var demo *Demo
+	if !o.NoDemo {
+		if demo, err = seedDemo(ctx, p, o.DataDir, cfg.DocumentStorage, users); err != nil {
+			return nil, fmt.Errorf("seeding the demo world: %w", err)
 		}
-		fmt.Fprintf(w, "  %-8s %-12s %s <%s>, %s\n", u.Username, u.Password, u.Name, u.Email, role)
 	}
-	return &Stack{Platform: p, Provider: idp, Users: users}, nil
+
+	printStart(w, startInfo{platformURL: platformURL, idp: idp, users: users, demo: demo, noDemo: o.NoDemo, dataDir: o.DataDir, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
+	return &Stack{Platform: p, Provider: idp, Users: users, Demo: demo}, nil
+}
+
+type startInfo struct {
+	platformURL string
+	idp         *devidp.Server
+	users       []devidp.User
+	demo        *Demo
+	noDemo      bool
+	dataDir     string
+	cfg         config.Config
+	getenv      func(string) string
+	// tokenLifetime is --token-lifetime (0: the provider's default).
+	tokenLifetime time.Duration
+}
+
+// printStart writes the platform's part of what `govkit dev` prints.
+func printStart(w io.Writer, s startInfo) {
+	u := s.platformURL
+	fmt.Fprintf(w, "document platform     %s\n", u)
+	fmt.Fprintf(w, "  API docs            %s/api/docs (requests there are sent with your session)\n", u)
+	fmt.Fprintf(w, "  sign in             %s/api/auth/login\n", u)
+	fmt.Fprintf(w, "  health              %s/api/health\n", u)
+	fmt.Fprintf(w, "development OpenID provider %s (issuer %s; logins survive a restart)\n", s.idp.URL, s.idp.Issuer())
+	if s.tokenLifetime > 0 {
+		fmt.Fprintf(w, "  access tokens live  %v (--token-lifetime); the web UI refreshes at 75 %% of that\n", s.tokenLifetime)
+	}
+	fmt.Fprintln(w, "  demo logins (development only):")
+	for _, du := range s.users {
+		role := "user"
+		switch {
+		case du.SystemAdmin:
+			role = "system admin"
+		case s.demo != nil && du.Username == "alice":
+			role = fmt.Sprintf("ADMIN of %q", s.demo.Group.Name)
+		case s.demo != nil && du.Username == "bob":
+			role = fmt.Sprintf("MEMBER of %q", s.demo.Group.Name)
+		}
+		fmt.Fprintf(w, "    %-6s %-10s %s <%s>, %s\n", du.Username, du.Password, du.Name, du.Email, role)
+	}
+	switch {
+	case s.demo != nil:
+		withOCR := 0
+		for _, d := range s.demo.Documents {
+			if d.HasOCR {
+				withOCR++
+			}
+		}
+		fmt.Fprintf(w, "  demo data           group %q (id %s): %d documents (%d with OCR results), workflow %q\n",
+			s.demo.Group.Name, s.demo.Group.ID, len(s.demo.Documents), withOCR, s.demo.Workflow.Name)
+		fmt.Fprintf(w, "  demo API key        %s\n", s.demo.APIKey)
+		fmt.Fprintf(w, "                      shown this once; a group ADMIN replaces it with POST /api/api-key/regenerate {\"groupId\":\"%s\"}\n", s.demo.Group.ID)
+	case s.noDemo:
+		fmt.Fprintln(w, "  demo data           not seeded (--no-demo)")
+	default:
+		fmt.Fprintf(w, "  demo data           seeded at the first start of %s, not again; its API key was shown then\n", s.dataDir)
+		fmt.Fprintln(w, "                      (a group ADMIN makes a new one with POST /api/api-key/regenerate)")
+	}
+	c := s.cfg
+	relaxed := []string{}
+	for k := range devLimits {
+		if s.getenv == nil || s.getenv(k) == "" {
+			relaxed = append(relaxed, k)
+		}
+	}
+	note := "set by THROTTLE_* variables"
+	if len(relaxed) > 0 {
+		note = "relaxed for development; THROTTLE_* variables override; `govkit docplatform serve` defaults to 100, 10 and 5"
+	}
+	fmt.Fprintf(w, "  rate limits         per IP: %s, auth routes %s each, refresh %s (%s)\n",
+		rate(c.GlobalLimit), rate(c.AuthLimit), rate(c.RefreshLimit), note)
+}
+
+func rate(r ratelimit.Rule) string {
+	if r.Window == time.Minute {
+		return fmt.Sprintf("%d per minute", r.Limit)
+	}
+	return fmt.Sprintf("%d per %s", r.Limit, r.Window)
 }
 
 // Stop shuts the platform down gracefully, then the provider.
@@ -198,7 +313,8 @@ func providerConfig(o Options, platformURL, secret string) devidp.Config {
 			PostLogoutRedirectURIs: []string{platformURL, platformURL + "/"},
 		}},
 		KeyFile:             filepath.Join(o.DataDir, "devidp-signing-key.pem"),
-		Logger:              o.Logger,
+		StateFile:           filepath.Join(o.DataDir, "devidp-logins.json"),
+		Logger:              o.ProviderLogger,
 		AccessTokenLifetime: o.TokenLifetime,
 	}
 }

@@ -425,8 +425,10 @@ func resolve(resp *http.Response) string {
 	return u.String()
 }
 
-// `govkit dev` keeps its cookie secret, provider key and database in the
-// data directory: a session and an API key survive a restart.
+// `govkit dev` keeps its cookie secret, provider key and logins, and
+// database in the data directory: a session survives a restart — the
+// access cookie still verifies, and the refresh token still refreshes,
+// because the provider kept it — and so does the demo API key.
 func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 	dir := t.TempDir()
 	getenv := func(string) string { return "" }
@@ -452,8 +454,9 @@ func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 	}
 	first := run("0", "0")
 	platformPort, providerPort := port(first.Platform.URL), port(first.Provider.URL)
+	key := first.Demo.APIKey
 	c := browser(t)
-	first.login(t, c, "admin", "Admin-123")
+	first.login(t, c, "alice", "Alice-123")
 	secret, err := os.ReadFile(filepath.Join(dir, "docplatform-cookie-secret"))
 	if err != nil || len(bytes.TrimSpace(secret)) < 32 {
 		t.Fatalf("cookie secret not kept: %v", err)
@@ -469,8 +472,19 @@ func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 		t.Fatal("cookie secret changed on restart")
 	}
 	// Cookies are per host, not per port, as in browsers.
-	if code, p := second.me(t, c); code != 200 || !p.IsSystemAdmin {
+	if code, p := second.me(t, c); code != 200 || p.PreferredUsername != "alice" {
 		t.Fatalf("session after restart: %d %+v", code, p)
+	}
+	resp := second.do(t, c, "POST", "/api/auth/refresh", map[string]string{"X-CSRF-Token": second.cookie(c, "/", "csrf_token")})
+	if resp.StatusCode != 200 {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("refresh after restart: %s %s", resp.Status, b)
+	}
+	if code, p := second.me(t, c); code != 200 || p.PreferredUsername != "alice" || p.Roles[second.groupID(t, c)] != "ADMIN" {
+		t.Fatalf("me after the refresh: %d %+v", code, p)
+	}
+	if got := second.do(t, nil, "GET", "/api/documents", map[string]string{"X-API-Key": key}); got.StatusCode != 200 {
+		t.Fatalf("the demo API key after restart: %s", got.Status)
 	}
 }
 

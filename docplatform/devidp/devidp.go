@@ -70,7 +70,8 @@
 // # Logging
 //
 // Our own log lines (cfg.Logger) name users and clients, never a password,
-// code or token. The zitadel library logs through slog's default logger;
+// code or token; each request is one line at info (method, path without
+// its query, status, duration). The zitadel library logs through slog's default logger;
 // its refusals name the error and, for authorization errors, the client's
 // state parameter (which is in the URL anyway), never a token or code.
 package devidp
@@ -142,6 +143,10 @@ type Config struct {
 	// KeyFile, when set, keeps the RSA signing key in this PEM file so
 	// tokens issued before a restart still verify. Created if missing.
 	KeyFile string
+	// StateFile, when set, keeps the live refresh tokens and access
+	// tokens in this JSON file (owner-only), so that logins survive a
+	// restart: a refresh after it works. Created if missing.
+	StateFile string
 	// Logger receives our log lines; nil: slog.Default().
 	Logger *slog.Logger
 }
@@ -179,12 +184,18 @@ type Server struct {
 // is known before the provider is built, and serves until Close or until
 // ctx is cancelled.
 func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
-	if err := validate(&cfg); err != nil {
-		return nil, err
-	}
 	ln, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("devidp: listen: %w", err)
+	}
+	return Serve(ctx, ln, cfg)
+}
+
+// Serve is Start on a listener the caller opened; the provider closes it.
+func Serve(ctx context.Context, ln net.Listener, cfg Config) (*Server, error) {
+	if err := validate(&cfg); err != nil {
+		ln.Close()
+		return nil, err
 	}
 	base := strings.TrimSuffix(cfg.BaseURL, "/")
 	if base == "" {
@@ -289,6 +300,9 @@ func build(base string, cfg Config) (*Server, http.Handler, error) {
 		return nil, nil, err
 	}
 	st := newStorage(cfg, keys)
+	if err := st.loadState(); err != nil {
+		return nil, nil, err
+	}
 	var cryptoKey [32]byte
 	if _, err := rand.Read(cryptoKey[:]); err != nil {
 		return nil, nil, err
@@ -327,7 +341,7 @@ func build(base string, cfg Config) (*Server, http.Handler, error) {
 	mux.HandleFunc("GET "+prefix+pathCSS, serveCSS)
 	mux.HandleFunc("GET "+prefix+pathLoggedOut, l.loggedOut)
 	mux.Handle(prefix+"/", http.StripPrefix(prefix, provider))
-	return s, mux, nil
+	return s, logRequests(cfg.Logger, mux), nil
 }
 
 // Issuer returns {URL}/realms/{Realm}.
@@ -390,3 +404,41 @@ func (s *Server) AccessTokenClaims(subject, clientID string) map[string]any {
 func (s *Server) PublicKey() *rsa.PublicKey {
 	return &s.store.keys.current().priv.PublicKey
 }
+
+// logRequests writes one line per request. The path only: the query of
+// an authorization or logout carries state, codes and hints.
+func logRequests(log *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r)
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		log.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -689,3 +689,66 @@ func TestCancelledContextStopsTheServer(t *testing.T) {
 		t.Error("server still answers after its context ended")
 	}
 }
+
+// With a state file, a restarted provider still honours the refresh
+// tokens it issued (rotation included), and forgets revoked ones.
+func TestStateFileKeepsLoginsAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	keep := func(c *Config) {
+		c.KeyFile = filepath.Join(dir, "key.pem")
+		c.StateFile = filepath.Join(dir, "state.json")
+	}
+	first := newEnv(t, keep)
+	_, alice := first.login("alice", "Alice-123")
+	_, bob := first.login("bob", "Bob-123")
+	first.idp.Close()
+	info, err := os.Stat(filepath.Join(dir, "state.json"))
+	if err != nil || info.Mode().Perm() != 0o600 {
+		t.Fatalf("state file: %v %v", info, err)
+	}
+
+	second := newEnv(t, keep)
+	tok, err := second.refresh(alice.RefreshToken)
+	if err != nil {
+		t.Fatalf("refresh after a restart: %v", err)
+	}
+	if _, p := second.jwtParts(tok.AccessToken); p["sub"] != DemoUsers()[1].Subject {
+		t.Errorf("refreshed token for %v, want alice", p["sub"])
+	}
+	if _, err := second.refresh(alice.RefreshToken); err == nil {
+		t.Error("a refresh token used before the second restart still works")
+	}
+	revoke, err := http.PostForm(second.idp.Issuer()+"/protocol/openid-connect/revoke",
+		url.Values{"token": {bob.RefreshToken}, "client_id": {clientID}, "client_secret": {clientSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoke.Body.Close()
+	if revoke.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %s", revoke.Status)
+	}
+	second.idp.Close()
+
+	third := newEnv(t, keep)
+	if _, err := third.refresh(tok.RefreshToken); err != nil {
+		t.Errorf("the rotated refresh token after another restart: %v", err)
+	}
+	if _, err := third.refresh(bob.RefreshToken); err == nil {
+		t.Error("a revoked refresh token works again after a restart")
+	}
+}
+
+func TestUnreadableStateFileIsAnError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "state.json")
+	if err := os.WriteFile(file, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Start(context.Background(), "127.0.0.1:0", Config{StateFile: file})
+	if err == nil {
+		s.Close()
+		t.Fatal("Start accepted a broken state file")
+	}
+	if !strings.Contains(err.Error(), file) {
+		t.Errorf("error %q does not name the file", err)
+	}
+}

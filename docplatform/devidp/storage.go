@@ -312,6 +312,7 @@ func (s *storage) CreateAccessToken(_ context.Context, req op.TokenRequest) (str
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t := s.newAccessToken(basis, randomID(), time.Now())
+	s.saveState()
 	return t.id, t.expires, nil
 }
 
@@ -351,6 +352,7 @@ func (s *storage) CreateAccessAndRefreshTokens(_ context.Context, req op.TokenRe
 	}
 	s.refreshTokens[next.token] = next
 	t := s.newAccessToken(basis, next.family, now)
+	s.saveState()
 	return t.id, next.token, t.expires, nil
 }
 
@@ -384,6 +386,7 @@ func (s *storage) TerminateSession(_ context.Context, userID, clientID string) e
 			delete(s.accessTokens, id)
 		}
 	}
+	s.saveState()
 	return nil
 }
 
@@ -398,6 +401,7 @@ func (s *storage) RevokeToken(_ context.Context, tokenOrID, userID, clientID str
 			return oidc.ErrInvalidClient().WithDescription("token was issued to another client")
 		}
 		s.dropFamily(r.family)
+		s.saveState()
 		return nil
 	}
 	if t, ok := s.accessTokens[tokenOrID]; ok {
@@ -405,6 +409,7 @@ func (s *storage) RevokeToken(_ context.Context, tokenOrID, userID, clientID str
 			return oidc.ErrInvalidClient().WithDescription("token was issued to another client")
 		}
 		delete(s.accessTokens, tokenOrID)
+		s.saveState()
 	}
 	return nil
 }

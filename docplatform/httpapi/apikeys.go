@@ -123,8 +123,8 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 	if status := s.requireLiveGroup(ctx, w, r, gid); status != 0 {
 		return
 	}
-	key, prefix, hash := s.newAPIKey()
-	k, err := s.o.Store.CreateAPIKey(ctx, docplatform.APIKey{GroupID: gid, Prefix: prefix, Hash: hash, CreatedBy: IdentityFrom(ctx).UserID})
+	key, k, err := s.IssueAPIKey(ctx, gid, IdentityFrom(ctx).UserID)
+	prefix := k.Prefix
 	if errors.Is(err, docplatform.ErrConflict) {
 		httperr.Write(w, http.StatusConflict, "The group already has an API key; regenerate or delete it")
 		return
@@ -140,6 +140,19 @@ func (s *Server) createAPIKey(w http.ResponseWriter, r *http.Request) {
 	state(r).addNote("API key " + prefix + "… created for group " + gid)
 	s.audit(r, docplatform.AuditAPIKeyCreated, docplatform.OutcomeSuccess, IdentityFrom(ctx).UserID, gid, "prefix "+prefix)
 	writeJSON(w, http.StatusCreated, map[string]any{"apiKey": view(k), "key": key})
+}
+
+// IssueAPIKey creates a group's API key as POST /api/api-key does and
+// returns the key, which is kept nowhere (the store has its hash). The
+// group must exist; one that has a key is docplatform.ErrConflict. `govkit
+// dev` gives its demo group a key this way.
+func (s *Server) IssueAPIKey(ctx context.Context, groupID, createdBy string) (string, docplatform.APIKey, error) {
+	key, prefix, hash := s.newAPIKey()
+	k, err := s.o.Store.CreateAPIKey(ctx, docplatform.APIKey{GroupID: groupID, Prefix: prefix, Hash: hash, CreatedBy: createdBy})
+	if err != nil {
+		return "", docplatform.APIKey{}, err
+	}
+	return key, k, nil
 }
 
 // regenerateAPIKey: POST /api/api-key/regenerate {"groupId"} → {"apiKey",
