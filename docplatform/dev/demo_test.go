@@ -66,7 +66,9 @@ func TestDemoWorld(t *testing.T) {
 	if gid != demo.Group.ID {
 		t.Fatalf("alice's group %s, want the demo group %s", gid, demo.Group.ID)
 	}
-	var members struct{ Members []struct{ UserID, Role string } }
+	var members struct {
+		Members []struct{ UserID, Role string }
+	}
 	if code := getJSON(t, s, alice, "/api/groups/"+gid+"/members", nil, &members); code != 200 {
 		t.Fatalf("members: %d", code)
 	}
