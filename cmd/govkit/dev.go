@@ -6,10 +6,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
-	"github.com/govkit/govkit/notify/httpapi"
+	"github.com/govkit/govkit/internal/devlog"
 )
 
 // devOptions are the settings every part started by `govkit dev` shares.
@@ -19,17 +23,44 @@ type devOptions struct {
 	// tokenLifetime is the development OpenID provider's access-token
 	// lifetime (the document platform's sessions refresh at 75 % of it).
 	tokenLifetime time.Duration
-	// inboundSMTPPort is the port tried first for the notification
-	// service's inbound SMTP server.
-	inboundSMTPPort string
+	noDemo        bool // do not seed the demo world on a fresh data directory
+	// listeners are the ports of devListeners, opened, by flag name.
+	listeners map[string]net.Listener
+	logs      *devlog.Output // every part logs here, one line per request
+}
+
+// A devListener is one port `govkit dev` listens on: a stable default, a
+// flag to move it, and what it is for. `govkit dev` opens them all before
+// starting the parts, so that a taken port is announced with the flag
+// that moves it; a part takes its listeners from devOptions.listeners by
+// flag name. Adding a listener is a line here and a line in its part.
+type devListener struct {
+	flag string
+	port int
+	what string
+}
+
+var devListeners = []devListener{
+	{"platform-port", 3002, "the document platform"},
+	{"provider-port", 8081, "the development OpenID provider"},
+	{"notify-port", 3000, "the notification service"},
+	{"smtp-port", 1025, "the mail catcher's SMTP server"},
+	{"inbound-smtp-port", 2525, "the notification service's inbound SMTP server (list-unsubscribe and bounce mail)"},
 }
 
 // A devPart is one service that `govkit dev` runs. start returns once the
-// part is serving, after printing its URLs and demo logins to w; the returned
-// stop shuts it down gracefully within the context's deadline.
+// part is serving, after printing its URLs and demo logins to w, with the
+// lines of "Try first" it suggests; the returned stop shuts it down
+// gracefully within the context's deadline.
 type devPart struct {
 	name  string
-	start func(ctx context.Context, opts devOptions, w io.Writer) (stop func(context.Context) error, err error)
+	start func(ctx context.Context, opts devOptions, w io.Writer) (devRunning, error)
+}
+
+// devRunning is a started part.
+type devRunning struct {
+	stop     func(context.Context) error
+	tryFirst []string
 }
 
 // errPartNotBuilt is returned by a part whose code is not in this build yet,
@@ -43,17 +74,35 @@ func devParts() []devPart {
 	}
 }
 
+const devUsage = `Usage: govkit dev [flags]
+
+Runs every part of govkit on embedded defaults until interrupted (Ctrl-C):
+the document platform on SQLite with a development OpenID provider, and
+the notification service with an embedded document store and a mail
+catcher. Everything is kept in --data-dir; the first start of a fresh data
+directory seeds a demo world (--no-demo skips it). Every part logs one line
+per request to stdout.
+
+Each listener has a stable default port; a taken one is replaced by a free
+port and a warning names the flag that moves it.
+
+Flags:
+`
+
 func runDev(ctx context.Context, args []string, io stdio) int {
 	fs := flag.NewFlagSet("govkit dev", flag.ContinueOnError)
 	fs.SetOutput(io.err)
 	var o devOptions
-	fs.StringVar(&o.dataDir, "data-dir", "./data", "directory for everything the embedded defaults keep on disk")
+	fs.StringVar(&o.dataDir, "data-dir", "./data", "directory for everything the embedded defaults keep on disk (databases, keys, logins, caught mail)")
 	fs.StringVar(&o.host, "host", "127.0.0.1", "interface to listen on")
 	fs.DurationVar(&o.tokenLifetime, "token-lifetime", 5*time.Minute, "access-token lifetime of the development OpenID provider (a Go duration: 30s, 80s, 5m)")
-	fs.StringVar(&o.inboundSMTPPort, "inbound-smtp-port", httpapi.DevInboundSMTPPort, "port of the notification service's inbound SMTP server (list-unsubscribe and bounce mail); a busy port falls back to a free one")
+	fs.BoolVar(&o.noDemo, "no-demo", false, "do not seed the demo world on the first start of a data directory")
+	ports := map[string]*int{}
+	for _, l := range devListeners {
+		ports[l.flag] = fs.Int(l.flag, l.port, "port of "+l.what+" (0: any free port)")
+	}
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: govkit dev [--data-dir DIR] [--host ADDR] [--token-lifetime DURATION] [--inbound-smtp-port PORT]")
-		fmt.Fprintln(io.err, "\nRuns every part of govkit on embedded defaults until interrupted (Ctrl-C).")
+		fmt.Fprint(io.err, devUsage)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -74,29 +123,92 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "govkit dev: %v\n", err)
 		return 2
 	}
+	o.listeners = map[string]net.Listener{}
+	for _, l := range devListeners {
+		ln, err := devListen(o.host, l, *ports[l.flag], io.err)
+		if err != nil {
+			closeListeners(o.listeners)
+			fmt.Fprintf(io.err, "govkit dev: %s (--%s): %v\n", l.what, l.flag, err)
+			return 2
+		}
+		o.listeners[l.flag] = ln
+	}
+	color := false
+	if f, ok := io.out.(*os.File); ok {
+		color = devlog.IsTerminal(f)
+	}
+	// Until the parts have started and the overview is printed, only
+	// warnings are logged: the overview is what a newcomer reads first.
+	var level slog.LevelVar
+	level.Set(slog.LevelWarn)
+	o.logs = devlog.New(io.out, color, &level)
 
+	fmt.Fprintf(io.out, "govkit dev: data in %s\n\n", o.dataDir)
 	var stops []func(context.Context) error
+	var tryFirst []string
 	started := 0
 	for _, p := range devParts() {
-		stop, err := p.start(ctx, o, io.out)
+		r, err := p.start(ctx, o, io.out)
 		switch {
 		case errors.Is(err, errPartNotBuilt):
 			fmt.Fprintf(io.out, "%s: not started (%v)\n", p.name, err)
 		case err != nil:
 			fmt.Fprintf(io.err, "govkit dev: %s: %v\n", p.name, err)
 			shutdown(stops)
+			closeListeners(o.listeners)
 			return 1
 		default:
-			fmt.Fprintf(io.out, "%s: started\n", p.name)
 			started++
-			stops = append(stops, stop)
+			stops = append(stops, r.stop)
+			tryFirst = append(tryFirst, r.tryFirst...)
 		}
 	}
-	fmt.Fprintf(io.out, "govkit dev: %d part(s) running; the event CLI is `govkit event`. Press Ctrl-C to stop.\n", started)
+	if len(tryFirst) > 0 {
+		fmt.Fprintln(io.out, "\nTry first:")
+		for i, line := range tryFirst {
+			fmt.Fprintf(io.out, "  %d. %s\n", i+1, strings.ReplaceAll(line, "\n", "\n     "))
+		}
+	}
+	fmt.Fprintf(io.out, "\ngovkit dev: %d part(s) running; the event CLI is `govkit event`. Logs follow, one line per request. Press Ctrl-C to stop.\n\n", started)
+	level.Set(slog.LevelInfo)
 	<-ctx.Done()
 	fmt.Fprintln(io.out, "govkit dev: stopping")
 	shutdown(stops)
 	return 0
+}
+
+// devListen listens on the listener's port, or on a free one when that is
+// taken, with a warning that names the flag.
+func devListen(host string, l devListener, port int, warn io.Writer) (net.Listener, error) {
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	ln, err := net.Listen("tcp", addr)
+	if err == nil || port == 0 {
+		return ln, err
+	}
+	ln, ferr := net.Listen("tcp", net.JoinHostPort(host, "0"))
+	if ferr != nil {
+		return nil, err
+	}
+	_, free, _ := net.SplitHostPort(ln.Addr().String())
+	fmt.Fprintf(warn, "govkit dev: warning: port %d for %s is taken (%v); using port %s instead. Choose another with --%s.\n",
+		port, l.what, unwrapListenError(err), free, l.flag)
+	return ln, nil
+}
+
+// unwrapListenError keeps the system's reason ("address already in use")
+// without the repeated address.
+func unwrapListenError(err error) error {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Err != nil {
+		return oe.Err
+	}
+	return err
+}
+
+func closeListeners(ls map[string]net.Listener) {
+	for _, l := range ls {
+		l.Close()
+	}
 }
 
 // shutdown stops the parts in reverse order of starting, giving them a
@@ -108,3 +220,6 @@ func shutdown(stops []func(context.Context) error) {
 		_ = stops[i](ctx)
 	}
 }
+
+// logger returns the logger of one part of `govkit dev`.
+func (o devOptions) logger(part string) *slog.Logger { return o.logs.Logger(part) }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 
@@ -19,10 +20,21 @@ func runDocplatformServe(ctx context.Context, args []string, io stdio) int {
 
 // startDocplatformDev starts the document platform for `govkit dev`: the
 // development OpenID provider and the platform on SQLite in the data dir.
-func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (func(context.Context) error, error) {
-	s, err := dev.Start(ctx, dev.Options{DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv, TokenLifetime: o.tokenLifetime}, w)
+func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (devRunning, error) {
+	s, err := dev.Start(ctx, dev.Options{
+		DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv, NoDemo: o.noDemo, TokenLifetime: o.tokenLifetime,
+		PlatformListener: o.listeners["platform-port"], ProviderListener: o.listeners["provider-port"],
+		Logger: o.logger("platform"), ProviderLogger: o.logger("provider"),
+	}, w)
 	if err != nil {
-		return nil, err
+		return devRunning{}, err
 	}
-	return s.Stop, nil
+	u := s.Platform.URL
+	try := []string{
+		fmt.Sprintf("Sign in as alice (password Alice-123) at %s/api/auth/login,\nthen open the API explorer %s/api/docs: \"Try it\" sends requests with your session\n(GET /api/documents lists the demo documents; GET /api/auth/me shows your groups).", u, u),
+	}
+	if s.Demo != nil {
+		try = append(try, fmt.Sprintf("As a machine, with the demo API key:\ncurl -H 'X-API-Key: %s' %s/api/documents", s.Demo.APIKey, u))
+	}
+	return devRunning{stop: s.Stop, tryFirst: try}, nil
 }

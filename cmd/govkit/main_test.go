@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -25,7 +27,7 @@ func TestDispatch(t *testing.T) {
 		{"unknown command prints usage and exits 2", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"help lists every command", []string{"help"}, 0, "docplatform", ""},
 		{"-h prints usage on stdout", []string{"-h"}, 0, "Usage: govkit", ""},
-		{"version prints the version", []string{"version"}, 0, "govkit ", ""},
+		{"version prints the version and revision", []string{"version"}, 0, "(revision ", ""},
 		{"version takes no arguments", []string{"version", "x"}, 2, "", "Usage"},
 		{"unknown subcommand of a part exits 2", []string{"notify", "frobnicate"}, 2, "", `unknown command "frobnicate"`},
 		{"a part without a subcommand prints its usage and exits 2", []string{"event"}, 2, "", "Usage: govkit event"},
@@ -33,6 +35,7 @@ func TestDispatch(t *testing.T) {
 		{"dev rejects stray arguments", []string{"dev", "extra"}, 2, "", "Usage: govkit dev"},
 		{"dev's token lifetime is a Go duration", []string{"dev", "--token-lifetime", "soon"}, 2, "", "invalid value"},
 		{"dev's token lifetime is at least a second", []string{"dev", "--token-lifetime", "500ms"}, 2, "", "--token-lifetime must be at least 1s"},
+		{"dev -h names every port flag", []string{"dev", "-h"}, 0, "", "-smtp-port"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -50,20 +53,94 @@ func TestDispatch(t *testing.T) {
 	}
 }
 
+// freePorts are the port flags of every listener of `govkit dev` set to
+// 0, so that tests never take the fixed default ports.
+func freePorts() []string {
+	var args []string
+	for _, l := range devListeners {
+		args = append(args, "--"+l.flag, "0")
+	}
+	return args
+}
+
 func TestDevSaysWhatItStartedAndStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // stop as soon as everything has started
 	var out, errb bytes.Buffer
-	code := run(ctx, []string{"dev", "--data-dir", t.TempDir()}, stdio{strings.NewReader(""), &out, &errb})
+	code := run(ctx, append([]string{"dev", "--data-dir", t.TempDir()}, freePorts()...), stdio{strings.NewReader(""), &out, &errb})
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
-	for _, p := range devParts() {
-		if !strings.Contains(out.String(), p.name) {
-			t.Errorf("dev output does not mention %q:\n%s", p.name, out.String())
+	for _, want := range []string{"document platform", "notification service", "Try first:", "Sign in as alice", "/api/docs",
+		"/api/explorer", "isBroadcast", "/mail/", "demo API key", "demo-road-closures", "stopping"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("dev output lacks %q:\n%s", want, out.String())
 		}
 	}
-	if !strings.Contains(out.String(), "stopping") {
-		t.Errorf("dev did not say it was stopping:\n%s", out.String())
+}
+
+// A taken port is replaced by a free one, and the warning names the flag
+// that moves it and the port used instead.
+func TestDevAnnouncesATakenPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	_, port, _ := net.SplitHostPort(taken.Addr().String())
+	for _, l := range devListeners {
+		t.Run(l.flag, func(t *testing.T) {
+			var warn bytes.Buffer
+			p, _ := strconv.Atoi(port)
+			ln, err := devListen("127.0.0.1", l, p, &warn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer ln.Close()
+			_, got, _ := net.SplitHostPort(ln.Addr().String())
+			if got == port {
+				t.Fatalf("listened on the taken port %s", port)
+			}
+			want := "govkit dev: warning: port " + port + " for " + l.what + " is taken (bind: address already in use); using port " + got + " instead. Choose another with --" + l.flag + ".\n"
+			if warn.String() != want {
+				t.Errorf("warning\n%q\nwant\n%q", warn.String(), want)
+			}
+		})
+	}
+	t.Run("through govkit dev", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errb bytes.Buffer
+		args := append([]string{"dev", "--no-demo", "--data-dir", t.TempDir()}, freePorts()...)
+		args = append(args, "--notify-port", port)
+		if code := run(ctx, args, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		if !strings.Contains(errb.String(), "port "+port+" for the notification service is taken") || !strings.Contains(errb.String(), "--notify-port") {
+			t.Errorf("stderr does not announce the taken port:\n%s", errb.String())
+		}
+		if strings.Contains(out.String(), "127.0.0.1:"+port+"/api") {
+			t.Errorf("the overview prints the taken port:\n%s", out.String())
+		}
+	})
+}
+
+// A port that is free is used as given, without a warning.
+func TestDevUsesTheGivenPort(t *testing.T) {
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(probe.Addr().String())
+	probe.Close()
+	p, _ := strconv.Atoi(port)
+	var warn bytes.Buffer
+	ln, err := devListen("127.0.0.1", devListeners[0], p, &warn)
+	if err != nil {
+		t.Skipf("port %s was taken again in between: %v", port, err)
+	}
+	defer ln.Close()
+	if _, got, _ := net.SplitHostPort(ln.Addr().String()); got != port || warn.Len() != 0 {
+		t.Errorf("listened on %s with warning %q, want %s and none", got, warn.String(), port)
 	}
 }

@@ -2,18 +2,31 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/govkit/govkit/notify/httpapi"
 )
 
 // startNotifyDev starts the notification service for `govkit dev`: the
-// embedded document store in the data dir, a mail catcher with its page at
-// /mail/, SMS to the log; it prints the URLs.
-func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (func(context.Context) error, error) {
-	d, err := httpapi.StartDev(ctx, httpapi.DevOptions{DataDir: o.dataDir, Host: o.host, InboundSMTPPort: o.inboundSMTPPort}, w)
+// embedded document store in the data dir, a mail catcher (mail and SMS)
+// with its page at /mail/; it prints the URLs.
+func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (devRunning, error) {
+	d, err := httpapi.StartDev(ctx, httpapi.DevOptions{
+		DataDir: o.dataDir, Host: o.host, NoDemo: o.noDemo,
+		Listener: o.listeners["notify-port"], SMTPListener: o.listeners["smtp-port"], InboundSMTPListener: o.listeners["inbound-smtp-port"],
+		Logger: o.logger("notify"), MailLogger: o.logger("mail"),
+	}, w)
 	if err != nil {
-		return nil, err
+		return devRunning{}, err
 	}
-	return d.Stop, nil
+	try := []string{
+		fmt.Sprintf("Open the notify API explorer %s/api/explorer (requests from this machine are super admin).", d.URL),
+		fmt.Sprintf("Send a broadcast to the demo subscribers, then read it in the caught mail %s:\n"+
+			"curl -X POST %s/api/notifications -H 'Content-Type: application/json' \\\n"+
+			"  -d '{\"serviceName\":\"%s\",\"channel\":\"email\",\"isBroadcast\":true,\"message\":{\"from\":\"roads@govkit.test\",\"subject\":\"Main Street closed\",\"textBody\":\"Main Street is closed today.\"}}'\n"+
+			"(\"channel\":\"sms\" with {\"textBody\":…} reaches the SMS subscriber; caught SMS are on the same page.)",
+			d.MailURL, d.URL, httpapi.DevDemoService),
+	}
+	return devRunning{stop: d.Stop, tryFirst: try}, nil
 }

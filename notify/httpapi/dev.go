@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/mailcatcher"
-	"github.com/govkit/govkit/notify/sms"
 )
 
 // Ports `govkit dev` tries first for the notification service (the
@@ -34,27 +34,45 @@ const DevRSABits = 2048
 type DevOptions struct {
 	DataDir string
 	Host    string
-	Log     io.Writer // service log; nil discards it
+	// Listener and SMTPListener, when set, are where the service and the
+	// mail catcher listen (`govkit dev` opens them, so that a taken port
+	// is reported with the flag that moves it). Otherwise DevPort and
+	// DevSMTPPort on Host, or free ports when those are taken.
+	Listener, SMTPListener net.Listener
+	// Logger receives the service's log, one line per request and per
+	// SMS included; MailLogger the mail catcher's (nil: Logger). Nil
+	// Logger: Log.
+	Logger, MailLogger *slog.Logger
+	Log                io.Writer // service log when Logger is nil; nil discards it
 	// RSABits is the size of the key pair made at the first start
 	// (0: DevRSABits).
 	RSABits int
 	// Cron adjusts the scheduled jobs, which govkit dev runs (tests pass
 	// a manual clock).
 	Cron CronOptions
-	// InboundSMTPPort is the port tried first for the inbound SMTP server
-	// ("": DevInboundSMTPPort).
-	InboundSMTPPort string
+	// InboundSMTPListener, when set, is where the inbound SMTP server
+	// listens; otherwise InboundSMTPPort ("": DevInboundSMTPPort) on Host,
+	// or a free port when that one is taken.
+	InboundSMTPListener net.Listener
+	InboundSMTPPort     string
+	// NoDemo skips the demo service seeded on a fresh data directory
+	// (see DevDemo).
+	NoDemo bool
 }
 
 // Dev is the notification service of `govkit dev`.
 type Dev struct {
 	URL     string // the service, e.g. http://127.0.0.1:3000
-	MailURL string // the page listing caught mail
+	MailURL string // the page listing caught mail and SMS
 	SMTP    string // the mail catcher's SMTP address
+	Mail    *mailcatcher.Catcher
 	// InboundSMTP is the inbound SMTP server's address (list-unsubscribe
 	// mail and bounces to un-…/bn-… at DevInboundDomain).
 	InboundSMTP string
-	stop        func(context.Context) error
+	// Demo is what this start seeded; nil when the data directory had
+	// been used before, or with NoDemo.
+	Demo *DevDemo
+	stop func(context.Context) error
 }
 
 // Stop shuts the service down.
@@ -62,34 +80,65 @@ func (d *Dev) Stop(ctx context.Context) error { return d.stop(ctx) }
 
 // StartDev starts the notification service on embedded defaults: the
 // built-in configuration (every request from the loopback address is super
-// admin), the embedded document store in DataDir, all mail to an
-// in-process mail catcher whose page is served at /mail/ beside the API,
-// and SMS written to the log. It prints the URLs to w.
-func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
+// admin), the embedded document store in DataDir, all mail and SMS to an
+// in-process catcher whose page is served at /mail/ beside the API and
+// which keeps what it caught in DataDir/caught-mail. On a fresh data
+// directory it seeds a demo service (DevDemo). It prints the URLs to w.
+func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error) {
 	// Starting is bounded and must finish even when the caller is already
 	// shutting down, so that Stop has something consistent to stop.
 	ctx = context.WithoutCancel(ctx)
 	if o.RSABits == 0 {
 		o.RSABits = DevRSABits
 	}
-	logOut := o.Log
-	if logOut == nil {
-		logOut = io.Discard
+	logger := o.Logger
+	if logger == nil {
+		logOut := o.Log
+		if logOut == nil {
+			logOut = io.Discard
+		}
+		logger = slog.New(slog.NewTextHandler(logOut, nil))
 	}
-	logger := slog.New(slog.NewTextHandler(logOut, nil))
-	catcher := mailcatcher.New(mailcatcher.Options{Logger: logger})
-	smtpAddr, stopMail, err := catcher.Start(context.WithoutCancel(ctx), net.JoinHostPort(o.Host, DevSMTPPort))
-	if err != nil {
-		smtpAddr, stopMail, err = catcher.Start(context.WithoutCancel(ctx), net.JoinHostPort(o.Host, "0"))
+	mailLogger := o.MailLogger
+	if mailLogger == nil {
+		mailLogger = logger
+	}
+	var cleanup []func()
+	defer func() {
 		if err != nil {
+			for i := len(cleanup) - 1; i >= 0; i-- {
+				cleanup[i]()
+			}
+		}
+	}()
+	for _, l := range []net.Listener{o.Listener, o.SMTPListener} {
+		if l != nil {
+			cleanup = append(cleanup, func() { l.Close() })
+		}
+	}
+	catcherOpts := mailcatcher.Options{Logger: mailLogger}
+	catcher := mailcatcher.New(catcherOpts)
+	if o.DataDir != "" {
+		catcherOpts.Dir = filepath.Join(o.DataDir, "caught-mail")
+		if catcher, err = mailcatcher.Open(catcherOpts); err != nil {
+			return nil, err
+		}
+	}
+	smtpLn := o.SMTPListener
+	if smtpLn == nil {
+		if smtpLn, err = devListen(o.Host, DevSMTPPort); err != nil {
 			return nil, fmt.Errorf("mail catcher: %w", err)
 		}
 	}
+	smtpAddr, stopMail, err := catcher.Serve(context.WithoutCancel(ctx), smtpLn)
+	if err != nil {
+		return nil, fmt.Errorf("mail catcher: %w", err)
+	}
+	cleanup = append(cleanup, func() { _ = stopMail(ctx) })
 	host, port, _ := net.SplitHostPort(smtpAddr)
 	p, _ := strconv.Atoi(port)
 	cfg, err := config.New(map[string]any{"host": o.Host, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}})
 	if err != nil {
-		_ = stopMail(ctx)
 		return nil, err
 	}
 	app, err := OpenApp(ctx, AppOptions{
@@ -101,35 +150,30 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 		CronOptions: o.Cron,
 		ChannelOptions: channel.Options{
 			SMTP: &email.SMTPConfig{Host: host, Port: p, IgnoreTLS: true, Name: "localhost"},
-			SMS:  sms.LogSender{Logger: logger},
+			SMS:  catcher.SMSSender(),
 		},
 	})
 	if err != nil {
-		_ = stopMail(ctx)
 		return nil, err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(o.Host, DevPort))
-	if err != nil {
-		ln, err = net.Listen("tcp", net.JoinHostPort(o.Host, "0"))
-	}
-	if err != nil {
-		_ = app.Close(ctx)
-		_ = stopMail(ctx)
-		return nil, err
+	cleanup = append(cleanup, func() { _ = app.Close(ctx) })
+	ln := o.Listener
+	if ln == nil {
+		if ln, err = devListen(o.Host, DevPort); err != nil {
+			return nil, err
+		}
 	}
 	mux := http.NewServeMux()
 	mux.Handle("/mail/", http.StripPrefix("/mail", catcher.Handler()))
 	mux.Handle("/", app.Server)
-	d := &Dev{URL: "http://" + ln.Addr().String(), SMTP: smtpAddr}
+	d := &Dev{URL: "http://" + ln.Addr().String(), SMTP: smtpAddr, Mail: catcher}
 	d.MailURL = d.URL + "/mail/"
 	if o.InboundSMTPPort == "" {
 		o.InboundSMTPPort = DevInboundSMTPPort
 	}
 	var stopInbound func(context.Context) error
-	if d.InboundSMTP, stopInbound, err = app.startDevInbound(ctx, o.Host, o.InboundSMTPPort, d.URL, logger, w); err != nil {
+	if d.InboundSMTP, stopInbound, err = app.startDevInbound(ctx, o.InboundSMTPListener, o.Host, o.InboundSMTPPort, d.URL, logger, w); err != nil {
 		_ = ln.Close()
-		_ = app.Close(ctx)
-		_ = stopMail(ctx)
 		return nil, err
 	}
 	serveCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -151,12 +195,39 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (*Dev, error) {
 		}
 		return err
 	}
+	cleanup = []func(){func() { _ = d.stop(ctx) }}
 	root := strings.TrimRight(cfg.RestAPIRoot, "/")
-	fmt.Fprintf(w, "notify: API          %s%s (requests from %s are super admin)\n", d.URL, root, strings.Join(cfg.AdminIPs, ", "))
-	fmt.Fprintf(w, "notify: API explorer %s%s/explorer\n", d.URL, root)
-	fmt.Fprintf(w, "notify: caught mail  %s (SMTP %s)\n", d.MailURL, smtpAddr)
-	fmt.Fprintf(w, "notify: inbound SMTP %s (list-unsubscribe and bounce mail to un-…/bn-… addresses @%s)\n", d.InboundSMTP, DevInboundDomain)
-	fmt.Fprintf(w, "notify: data         %s\n", o.DataDir)
-	fmt.Fprintf(w, "notify: cron         on (purgeData, dispatchLiveNotifications, checkRssConfigUpdates, deleteBounces, reDispatchBroadcastPushNotifications)\n")
+	if !o.NoDemo && o.DataDir != "" {
+		if d.Demo, err = seedDevDemo(ctx, d.URL+root, o.DataDir); err != nil {
+			return nil, fmt.Errorf("seeding the demo service: %w", err)
+		}
+	}
+	fmt.Fprintf(w, "notification service  %s%s (requests from %s are super admin)\n", d.URL, root, strings.Join(cfg.AdminIPs, ", "))
+	fmt.Fprintf(w, "  API explorer        %s%s/explorer\n", d.URL, root)
+	kept := "in memory"
+	if catcherOpts.Dir != "" {
+		kept = "kept in " + catcherOpts.Dir
+	}
+	fmt.Fprintf(w, "  caught mail and SMS %s (SMTP %s; %s)\n", d.MailURL, smtpAddr, kept)
+	fmt.Fprintf(w, "  inbound SMTP        %s (list-unsubscribe and bounce mail to un-…/bn-… addresses @%s)\n", d.InboundSMTP, DevInboundDomain)
+	switch {
+	case d.Demo != nil:
+		fmt.Fprintf(w, "  demo service        %q with %d confirmed subscriptions (%s)\n", d.Demo.Service, len(d.Demo.Subscriptions), d.Demo.summary())
+	case o.NoDemo:
+		fmt.Fprintln(w, "  demo service        not seeded (--no-demo)")
+	default:
+		fmt.Fprintf(w, "  demo service        %q, seeded at the first start of %s, not again\n", DevDemoService, o.DataDir)
+	}
+	fmt.Fprintf(w, "  data                %s\n", filepath.Join(o.DataDir, "notify-db"))
+	fmt.Fprintf(w, "  cron                on (purgeData, dispatchLiveNotifications, checkRssConfigUpdates, deleteBounces, reDispatchBroadcastPushNotifications)\n")
 	return d, nil
+}
+
+// devListen listens on host:port, or on a free port when that one is taken.
+func devListen(host, port string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	if err != nil {
+		ln, err = net.Listen("tcp", net.JoinHostPort(host, "0"))
+	}
+	return ln, err
 }

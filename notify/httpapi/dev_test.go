@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,9 +14,31 @@ import (
 	"github.com/govkit/govkit/notify/httpapi"
 )
 
+// freeListener listens on a free loopback port (tests never take the
+// fixed ports of govkit dev).
+func freeListener(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+func startDev(t *testing.T, dir string, noDemo bool, out *bytes.Buffer) *httpapi.Dev {
+	t.Helper()
+	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: dir, Host: "127.0.0.1", RSABits: 2048, NoDemo: noDemo,
+		Listener: freeListener(t), SMTPListener: freeListener(t)}, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 func TestStartDev(t *testing.T) {
 	var out bytes.Buffer
-	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: t.TempDir(), Host: "127.0.0.1", RSABits: 2048}, &out)
+	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: t.TempDir(), Host: "127.0.0.1", RSABits: 2048, NoDemo: true,
+		Listener: freeListener(t), SMTPListener: freeListener(t)}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,4 +88,102 @@ func TestStartDev(t *testing.T) {
 			t.Fatal("mail page does not list the mail")
 		}
 	})
+}
+
+func post(t *testing.T, url, body string) map[string]any {
+	t.Helper()
+	resp, err := http.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v map[string]any
+	json.NewDecoder(resp.Body).Decode(&v)
+	if resp.StatusCode != 200 {
+		t.Fatalf("POST %s: %s %v", url, resp.Status, v)
+	}
+	return v
+}
+
+// The first start seeds confirmed demo subscriptions through the API; the
+// broadcast the start-up text suggests reaches them in the caught mail and
+// SMS; a restart keeps what was caught and seeds nothing again.
+func TestDevDemoBroadcastAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	d := startDev(t, dir, false, &out)
+	if d.Demo == nil || len(d.Demo.Subscriptions) != 3 {
+		t.Fatalf("demo %+v\n%s", d.Demo, out.String())
+	}
+	if !strings.Contains(out.String(), httpapi.DevDemoService) || !strings.Contains(out.String(), "3 confirmed subscriptions") {
+		t.Errorf("output does not describe the demo:\n%s", out.String())
+	}
+	var subs []map[string]any
+	getJSON(t, d.URL+"/api/subscriptions", &subs)
+	if len(subs) != 3 {
+		t.Fatalf("%d subscriptions", len(subs))
+	}
+	for _, s := range subs {
+		if s["state"] != "confirmed" || s["serviceName"] != httpapi.DevDemoService {
+			t.Errorf("subscription %v", s)
+		}
+	}
+	if n := len(d.Mail.Mails()); n != 0 {
+		t.Errorf("seeding sent %d mails (confirmation requests?)", n)
+	}
+
+	post(t, d.URL+"/api/notifications", `{"serviceName":"`+httpapi.DevDemoService+`","channel":"email","isBroadcast":true,"message":{"from":"roads@govkit.test","subject":"Main Street closed","textBody":"Main Street is closed today."}}`)
+	post(t, d.URL+"/api/notifications", `{"serviceName":"`+httpapi.DevDemoService+`","channel":"sms","isBroadcast":true,"message":{"textBody":"Main Street is closed today."}}`)
+	var mails []map[string]any
+	getJSON(t, d.MailURL+"api/mails", &mails)
+	var to []string
+	for _, m := range mails {
+		if m["subject"] == "Main Street closed" {
+			to = append(to, m["to"].(string))
+		}
+	}
+	if len(to) != 2 {
+		t.Errorf("broadcast caught for %v, want alice and bob", to)
+	}
+	var texts []map[string]any
+	getJSON(t, d.MailURL+"api/sms", &texts)
+	if len(texts) != 1 || texts[0]["to"] != "+12505550101" || texts[0]["text"] != "Main Street is closed today." {
+		t.Errorf("caught SMS %v", texts)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := d.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	out.Reset()
+	again := startDev(t, dir, false, &out)
+	defer again.Stop(ctx)
+	if again.Demo != nil {
+		t.Error("the second start seeded the demo again")
+	}
+	if !strings.Contains(out.String(), "seeded at the first start") {
+		t.Errorf("the second start does not say the demo exists:\n%s", out.String())
+	}
+	getJSON(t, again.URL+"/api/subscriptions", &subs)
+	if len(subs) != 3 {
+		t.Errorf("%d subscriptions after a restart, want the 3 seeded once", len(subs))
+	}
+	if got := len(again.Mail.Mails()); got != len(mails) {
+		t.Errorf("%d mails kept across the restart, want %d", got, len(mails))
+	}
+	if got := again.Mail.Texts(); len(got) != 1 {
+		t.Errorf("%d SMS kept across the restart, want 1", len(got))
+	}
+}
+
+func TestDevNoDemo(t *testing.T) {
+	var out bytes.Buffer
+	d := startDev(t, t.TempDir(), true, &out)
+	defer d.Stop(context.Background())
+	var count struct{ Count int }
+	getJSON(t, d.URL+"/api/subscriptions/count", &count)
+	if d.Demo != nil || count.Count != 0 || !strings.Contains(out.String(), "not seeded (--no-demo)") {
+		t.Errorf("--no-demo: demo %+v, %d subscriptions\n%s", d.Demo, count.Count, out.String())
+	}
 }

@@ -22,6 +22,8 @@ const DevInboundSMTPPort = "2525"
 type InboundOptions struct {
 	// Addr is host:port to listen on; port 0 picks a free one.
 	Addr string
+	// Listener, when set, is served instead of listening on Addr.
+	Listener net.Listener
 	// Certificate is the deployment's (server/certs), for TLS; nil when it
 	// has none.
 	Certificate *tls.Certificate
@@ -50,7 +52,13 @@ func (a *App) startInbound(ctx context.Context, o InboundOptions) (string, func(
 	for _, w := range warnings {
 		o.Logger.Warn("inbound SMTP", "problem", w)
 	}
-	addr, stop, err := srv.Start(ctx, o.Addr)
+	var addr string
+	var stop func(context.Context) error
+	if o.Listener != nil {
+		addr, stop, err = srv.Serve(ctx, o.Listener)
+	} else {
+		addr, stop, err = srv.Start(ctx, o.Addr)
+	}
 	if err != nil {
 		return "", nil, err
 	}
@@ -89,7 +97,11 @@ func selfHTTPHost(cfg *config.Config, tls bool) string {
 
 // startDevInbound starts the inbound SMTP server of `govkit dev` on
 // host:port, or on a free port with a warning to w when that one is taken.
-func (a *App) startDevInbound(ctx context.Context, host, port, httpHost string, logger *slog.Logger, w io.Writer) (string, func(context.Context) error, error) {
+func (a *App) startDevInbound(ctx context.Context, ln net.Listener, host, port, httpHost string, logger *slog.Logger, w io.Writer) (string, func(context.Context) error, error) {
+	if ln != nil {
+		// `govkit dev` opened it, and announced a taken port itself.
+		return a.startInbound(ctx, InboundOptions{Listener: ln, HTTPHost: httpHost, Logger: logger})
+	}
 	o := InboundOptions{Addr: net.JoinHostPort(host, port), HTTPHost: httpHost, Logger: logger}
 	addr, stop, err := a.startInbound(ctx, o)
 	if err == nil {

@@ -172,6 +172,12 @@ func (s *Server) Start(ctx context.Context, addr string) (listening string, stop
 	if err != nil {
 		return "", nil, fmt.Errorf("inbound SMTP: %w", err)
 	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Start on a listener the caller opened (`govkit dev` opens its
+// ports itself); stop closes it.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) (listening string, stop func(context.Context) error, err error) {
 	limits := newLimitListener(ln, s.opts.maxClients, !s.opts.secure)
 	var l net.Listener = limits
 	if s.opts.secure {

@@ -1,8 +1,10 @@
 // Package mailcatcher is the development mail server of `govkit dev`: an
 // SMTP server on a local port that accepts every message, keeps the most
-// recent ones in memory, and serves them over HTTP — a page listing caught
-// mail (newest first) with a reading view per message, and the same data as
-// JSON for tests and scripts.
+// recent ones, and serves them over HTTP — a page listing caught mail
+// (newest first) with a reading view per message, and the same data as
+// JSON for tests and scripts. It catches text messages too (SMSSender):
+// `govkit dev` sends SMS to it instead of a provider, and the page lists
+// them beside the mail.
 //
 // Mail is shown safely: headers and text bodies are HTML-escaped, and an
 // HTML body is only ever served from its own endpoint under a Content
@@ -10,7 +12,10 @@
 // images or styles — a tracking pixel cannot call out) and shown in a
 // sandboxed iframe.
 //
-// Nothing is written to disk; a restart forgets all caught mail.
+// With Options.Dir (Open), every caught message is also kept as a file in
+// that directory and read back at the next start, so caught mail survives
+// a restart of `govkit dev`; the bounds of Options apply to what is kept
+// there too. Without it (New), a restart forgets everything.
 package mailcatcher
 
 import (
@@ -48,7 +53,10 @@ type Options struct {
 	MaxBytes int64
 	// MaxMessageSize is the largest message accepted (default 4 MiB).
 	MaxMessageSize int64
-	Logger         *slog.Logger
+	// Dir, when set (Open), keeps caught mail and SMS as files, one per
+	// message, read back at the next start.
+	Dir    string
+	Logger *slog.Logger
 }
 
 // Mail is one caught message.
@@ -83,14 +91,22 @@ type Envelope struct {
 type Catcher struct {
 	opts Options
 
-	mu     sync.RWMutex
-	mails  []*Mail // oldest first
-	bytes  int64
-	nextID int64
+	mu        sync.RWMutex
+	mails     []*Mail // oldest first
+	bytes     int64
+	nextID    int64
+	texts     []SMS // oldest first
+	nextSMSID int64
 }
 
-// New returns an empty Catcher.
+// New returns an empty Catcher that keeps what it catches in memory only
+// (Options.Dir is ignored; see Open).
 func New(opts Options) *Catcher {
+	opts.Dir = ""
+	return newCatcher(opts)
+}
+
+func newCatcher(opts Options) *Catcher {
 	if opts.MaxMessages <= 0 {
 		opts.MaxMessages = DefaultMaxMessages
 	}
@@ -116,6 +132,11 @@ func (c *Catcher) Start(ctx context.Context, addr string) (smtpAddr string, stop
 	if err != nil {
 		return "", nil, fmt.Errorf("mail catcher: %w", err)
 	}
+	return c.Serve(ctx, l)
+}
+
+// Serve is Start on a listener the caller opened; stop closes it.
+func (c *Catcher) Serve(ctx context.Context, l net.Listener) (smtpAddr string, stop func(context.Context) error, err error) {
 	srv := smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) { return &session{c: c}, nil }))
 	srv.Domain = "localhost"
 	srv.MaxMessageBytes = c.opts.MaxMessageSize
@@ -190,14 +211,23 @@ func (c *Catcher) add(env Envelope, raw []byte) {
 	m.Size = len(raw)
 	m.raw = raw
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.nextID++
 	m.ID = c.nextID
+	c.keepMail(m)
+	c.saveMail(m)
+	c.mu.Unlock()
+	c.opts.Logger.Info("mail caught (not delivered)", "from", env.From, "to", strings.Join(env.To, ", "), "subject", m.Subject, "bytes", m.Size)
+}
+
+// keepMail appends m and drops the oldest mail beyond the bounds (from
+// Dir too); callers hold c.mu.
+func (c *Catcher) keepMail(m *Mail) {
 	c.mails = append(c.mails, m)
-	c.bytes += int64(len(raw))
+	c.bytes += int64(len(m.raw))
 	drop := 0
 	for len(c.mails)-drop > c.opts.MaxMessages || (c.bytes > c.opts.MaxBytes && len(c.mails)-drop > 1) {
 		c.bytes -= int64(len(c.mails[drop].raw))
+		c.forget(mailFile(c.mails[drop].ID))
 		drop++
 	}
 	if drop > 0 {

@@ -23,6 +23,12 @@ func start(t *testing.T, opts mailcatcher.Options) (*mailcatcher.Catcher, *email
 	t.Helper()
 	opts.Logger = slog.New(slog.DiscardHandler)
 	c := mailcatcher.New(opts)
+	if opts.Dir != "" {
+		var err error
+		if c, err = mailcatcher.Open(opts); err != nil {
+			t.Fatal(err)
+		}
+	}
 	addr, stop, err := c.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,10 @@ package mailcatcher
 import (
 	"encoding/json"
 	"html/template"
+	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 )
 
 // Handler serves the caught mail. Links are relative, so it can be mounted
@@ -17,6 +19,10 @@ import (
 //	GET /m/{id}/raw       the source, as text/plain
 //	GET /api/mails        every message as JSON, newest first
 //	GET /api/mails/{id}   one message as JSON
+//	GET /api/sms          every text message as JSON, newest first
+//
+// Each request is logged as one line at info (method, path, status,
+// duration).
 func (c *Catcher) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.list)
@@ -25,8 +31,40 @@ func (c *Catcher) Handler() http.Handler {
 	mux.HandleFunc("GET /m/{id}/raw", c.raw)
 	mux.HandleFunc("GET /api/mails", c.apiList)
 	mux.HandleFunc("GET /api/mails/{id}", c.apiOne)
-	return pageHeaders(mux)
+	mux.HandleFunc("GET /api/sms", c.apiSMS)
+	return c.logRequests(pageHeaders(mux))
 }
+
+func (c *Catcher) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		c.opts.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", rec.status), slog.Duration("duration", time.Since(start)))
+	})
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if !w.wrote {
+		w.status, w.wrote = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	w.wrote = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // pageHeaders applies to our own pages: nothing but our inline styles and
 // same-origin frames may load, and no one else may frame us.
@@ -58,8 +96,10 @@ func (c *Catcher) list(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = listPage.Execute(w, struct {
 		Mails []Mail
+		Texts []SMS
 		Max   int
-	}{c.Mails(), c.opts.MaxMessages})
+		Kept  string
+	}{c.Mails(), c.Texts(), c.opts.MaxMessages, map[bool]string{true: "on disk (they survive a restart)", false: "in memory"}[c.opts.Dir != ""]})
 }
 
 type headerLine struct{ Key, Value string }
@@ -106,6 +146,10 @@ func (c *Catcher) apiList(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, c.Mails())
 }
 
+func (c *Catcher) apiSMS(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, c.Texts())
+}
+
 func (c *Catcher) apiOne(w http.ResponseWriter, r *http.Request) {
 	if m, ok := c.byID(w, r); ok {
 		writeJSON(w, m)
@@ -131,17 +175,23 @@ iframe{width:100%;height:32em;border:1px solid #ddd}
 </style>`
 
 var funcs = template.FuncMap{
-	"when": func(m Mail) string { return m.Received.Format("2006-01-02 15:04:05Z") },
+	"when": func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
 }
 
 var listPage = template.Must(template.New("list").Funcs(funcs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Caught mail</title>` + style + `</head><body>
-<h1>Caught mail</h1>
-<p class="muted">Mail sent by govkit in development is caught here and never delivered. Newest first; the last {{.Max}} messages are kept in memory. Reload to see new mail. <a href="api/mails">JSON</a></p>
+<html lang="en"><head><meta charset="utf-8"><title>Caught mail and SMS</title>` + style + `</head><body>
+<h1>Caught mail and SMS</h1>
+<p class="muted">Mail and text messages sent by govkit in development are caught here and never delivered. Newest first; the last {{.Max}} of each are kept {{.Kept}}. Reload to see new ones.</p>
+<h2>Mail <span class="muted">(<a href="api/mails">JSON</a>)</span></h2>
 {{if .Mails}}<table>
 <tr><th>Received (UTC)</th><th>From</th><th>To</th><th>Subject</th></tr>
-{{range .Mails}}<tr><td>{{when .}}</td><td>{{.From}}</td><td>{{.To}}</td><td><a href="m/{{.ID}}/">{{if .Subject}}{{.Subject}}{{else}}(no subject){{end}}</a></td></tr>
+{{range .Mails}}<tr><td>{{when .Received}}</td><td>{{.From}}</td><td>{{.To}}</td><td><a href="m/{{.ID}}/">{{if .Subject}}{{.Subject}}{{else}}(no subject){{end}}</a></td></tr>
 {{end}}</table>{{else}}<p>No mail caught yet.</p>{{end}}
+<h2 id="sms">SMS <span class="muted">(<a href="api/sms">JSON</a>)</span></h2>
+{{if .Texts}}<table>
+<tr><th>Received (UTC)</th><th>To</th><th>Text</th></tr>
+{{range .Texts}}<tr><td>{{when .Received}}</td><td>{{.To}}</td><td><pre>{{.Text}}</pre></td></tr>
+{{end}}</table>{{else}}<p>No SMS caught yet.</p>{{end}}
 </body></html>`))
 
 var showPage = template.Must(template.New("show").Funcs(funcs).Parse(`<!doctype html>
@@ -149,7 +199,7 @@ var showPage = template.Must(template.New("show").Funcs(funcs).Parse(`<!doctype 
 <p><a href="../../">&larr; all mail</a> · <a href="raw">source</a> · <a href="../../api/mails/{{.Mail.ID}}">JSON</a></p>
 <h1>{{if .Mail.Subject}}{{.Mail.Subject}}{{else}}(no subject){{end}}</h1>
 <table>
-<tr><th>Received (UTC)</th><td>{{when .Mail}}</td></tr>
+<tr><th>Received (UTC)</th><td>{{when .Mail.Received}}</td></tr>
 <tr><th>Envelope from</th><td>{{.Mail.Envelope.From}}</td></tr>
 <tr><th>Envelope to</th><td>{{range $i, $t := .Mail.Envelope.To}}{{if $i}}, {{end}}{{$t}}{{end}}</td></tr>
 <tr><th>From</th><td>{{.Mail.From}}</td></tr>
