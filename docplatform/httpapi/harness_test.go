@@ -147,7 +147,7 @@ func newHarness(t testing.TB, opts ...func(*setup)) *harness {
 		t.Fatal(err)
 	}
 	h.api = api
-	handler = api
+	handler = conform(t, api)
 	t.Cleanup(func() { api.Close(context.Background()) })
 	return h
 }
