@@ -106,3 +106,76 @@ func TestDocsPageInBrowser(t *testing.T) {
 		}
 	})
 }
+
+// The documentation page sends requests: with the signed-in session (the
+// cookies, and X-CSRF-Token on writes, added by the page) and with an API
+// key typed into it.
+func TestDocsPageTriesRequests(t *testing.T) {
+	chrome := testsvc.RequireChromium(t)
+	rw := newRWorld(t, sqliteStore)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+
+	// Sign in as ada (ADMIN of alpha) in the browser, through the
+	// provider, as a person would.
+	rw.idp.SetUser(ada)
+	must(t, chromedp.Do(ctx, chromedp.Navigate(rw.url("/api/auth/login")), chromedp.WaitReady("body")))
+	must(t, chromedp.Do(ctx, chromedp.Navigate(rw.url("/api/docs")), chromedp.WaitVisible(`#putApiGroupsByGroupId`)))
+	who, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById("who").textContent`))
+	must(t, err)
+	if !strings.Contains(who, "Signed in as") {
+		t.Fatalf("the page does not show the session: %q", who)
+	}
+
+	send := func(op string, fill map[string]string) (status, text string) {
+		t.Helper()
+		form := "#" + op + " form.try"
+		actions := []chromedp.Action[chromedp.Void]{chromedp.Click("#" + op + " summary")}
+		for field, v := range fill {
+			actions = append(actions, chromedp.SetValue(form+" [name="+field+"]", v))
+		}
+		actions = append(actions, chromedp.Click(form+" button"), chromedp.WaitVisible(form+" pre.result[data-status]"))
+		must(t, chromedp.Do(ctx, actions...))
+		status, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("`+form+` pre.result").dataset.status`))
+		must(t, err)
+		text, err = chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("`+form+` pre.result").textContent`))
+		must(t, err)
+		return status, text
+	}
+
+	t.Run("a write with the session carries the CSRF token", func(t *testing.T) {
+		status, text := send("putApiGroupsByGroupId", map[string]string{"groupId": rw.alpha, "body": `{"description":"changed from the docs page"}`})
+		if status != "200" || !strings.Contains(text, "changed from the docs page") {
+			t.Fatalf("PUT from the docs page: %s\n%s", status, text)
+		}
+		g, err := rw.st.Group(context.Background(), rw.alpha)
+		must(t, err)
+		if g.Description != "changed from the docs page" {
+			t.Errorf("description %q", g.Description)
+		}
+	})
+	t.Run("the example body of a typed request is a starting point", func(t *testing.T) {
+		body, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#postApiWorkflows textarea").value`))
+		must(t, err)
+		if !strings.Contains(body, `"groupId"`) || !strings.Contains(body, `"config"`) {
+			t.Errorf("example body %s", body)
+		}
+	})
+	t.Run("an API key is sent instead of the session", func(t *testing.T) {
+		must(t, chromedp.Do(ctx, chromedp.SetValue("#apikey", rw.betaKey)))
+		status, text := send("getApiDocuments", nil)
+		if status != "200" || !strings.Contains(text, `"documents"`) {
+			t.Fatalf("GET with the API key: %s\n%s", status, text)
+		}
+		// The key's group is beta: alpha, ada's group, is out of its reach.
+		status, _ = send("getApiGroupsByGroupId", map[string]string{"groupId": rw.alpha})
+		if status != "403" {
+			t.Errorf("GET alpha with beta's key: %s, want 403", status)
+		}
+	})
+}
