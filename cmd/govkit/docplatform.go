@@ -22,7 +22,7 @@ func runDocplatformServe(ctx context.Context, args []string, io stdio) int {
 // development OpenID provider and the platform on SQLite in the data dir.
 func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (devRunning, error) {
 	s, err := dev.Start(ctx, dev.Options{
-		DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv, NoDemo: o.noDemo, TokenLifetime: o.tokenLifetime,
+		DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv, Demo: !o.noDemo, TokenLifetime: o.tokenLifetime,
 		PlatformListener: o.listeners["platform-port"], ProviderListener: o.listeners["provider-port"],
 		Logger: o.logger("platform"), ProviderLogger: o.logger("provider"),
 	}, w)

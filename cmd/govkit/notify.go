@@ -13,7 +13,7 @@ import (
 // with its page at /mail/; it prints the URLs.
 func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (devRunning, error) {
 	d, err := httpapi.StartDev(ctx, httpapi.DevOptions{
-		DataDir: o.dataDir, Host: o.host, NoDemo: o.noDemo,
+		DataDir: o.dataDir, Host: o.host, Demo: !o.noDemo,
 		Listener: o.listeners["notify-port"], SMTPListener: o.listeners["smtp-port"], InboundSMTPListener: o.listeners["inbound-smtp-port"],
 		Logger: o.logger("notify"), MailLogger: o.logger("mail"),
 	}, w)

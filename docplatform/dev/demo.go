@@ -79,22 +79,31 @@ var demoWorkflowConfig = map[string]any{
 
 // seedDemo seeds the demo world unless the data directory's marker says it
 // was seeded (or refused) before, or the store already has groups: a data
-// directory that holds someone's work is not fresh. It returns nil, nil
-// when it seeded nothing.
-func seedDemo(ctx context.Context, p *platform.Platform, dataDir, documentStorage string, users []devidp.User) (*Demo, error) {
+// directory that holds someone's work is not fresh. When it seeds nothing
+// it says why.
+func seedDemo(ctx context.Context, p *platform.Platform, dataDir, documentStorage string, users []devidp.User) (*Demo, string, error) {
 	marker := filepath.Join(dataDir, demoMarker)
 	if _, err := os.Stat(marker); err == nil {
-		return nil, nil
+		return nil, "seeded at the first start of " + dataDir + ", not again; its API key was shown then", nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return nil, "", err
 	}
 	groups, err := p.Store.ListGroups(ctx)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if len(groups) > 0 {
-		return nil, writeMarker(marker, "not seeded: the store already had groups")
+		return nil, "not seeded: the database already had groups", writeMarker(marker, "not seeded: the store already had groups")
 	}
+	d, err := seedDemoWorld(ctx, p, documentStorage, users)
+	if err != nil {
+		return nil, "", err
+	}
+	return d, "", writeMarker(marker, "seeded "+time.Now().UTC().Format(time.RFC3339)+": group "+d.Group.ID)
+}
+
+func seedDemoWorld(ctx context.Context, p *platform.Platform, documentStorage string, users []devidp.User) (*Demo, error) {
+	var err error
 	byName := map[string]devidp.User{}
 	for _, u := range users {
 		byName[u.Username] = u
@@ -143,7 +152,7 @@ func seedDemo(ctx context.Context, p *platform.Platform, dataDir, documentStorag
 		}
 		d.Documents = append(d.Documents, doc)
 	}
-	return d, writeMarker(marker, "seeded "+time.Now().UTC().Format(time.RFC3339)+": group "+d.Group.ID)
+	return d, nil
 }
 
 // storeDocument stores one document's bytes and row, as an upload does,

@@ -45,7 +45,7 @@ func getJSON(t *testing.T, s *stack, c *http.Client, path string, header map[str
 func TestDemoWorld(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	first, err := dev.Start(context.Background(), dev.Options{DataDir: dir, PlatformPort: "0", ProviderPort: "0"}, &out)
+	first, err := dev.Start(context.Background(), dev.Options{DataDir: dir, PlatformPort: "0", ProviderPort: "0", Demo: true}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestDemoWorld(t *testing.T) {
 	first.Stop(context.Background())
 
 	out.Reset()
-	second, err := dev.Start(context.Background(), dev.Options{DataDir: dir, PlatformPort: "0", ProviderPort: "0"}, &out)
+	second, err := dev.Start(context.Background(), dev.Options{DataDir: dir, PlatformPort: "0", ProviderPort: "0", Demo: true}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestDemoWorld(t *testing.T) {
 
 func TestNoDemo(t *testing.T) {
 	var out bytes.Buffer
-	s, err := dev.Start(context.Background(), dev.Options{DataDir: t.TempDir(), PlatformPort: "0", ProviderPort: "0", NoDemo: true}, &out)
+	s, err := dev.Start(context.Background(), dev.Options{DataDir: t.TempDir(), PlatformPort: "0", ProviderPort: "0"}, &out)
 	if err != nil {
 		t.Fatal(err)
 	}

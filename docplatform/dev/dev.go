@@ -77,9 +77,9 @@ type Options struct {
 	// answers (expires_in) and the access cookie follow it, so the web
 	// UI's refresh rules can be watched with a short one.
 	TokenLifetime time.Duration
-	// NoDemo skips seeding the demo world (see Demo) on a fresh data
-	// directory.
-	NoDemo bool
+	// Demo seeds the demo world (see Demo) on the first start of a fresh
+	// data directory (`govkit dev` without --no-demo).
+	Demo bool
 }
 
 // Stack is the running development platform.
@@ -88,7 +88,7 @@ type Stack struct {
 	Provider *devidp.Server
 	Users    []devidp.User
 	// Demo is what this start seeded; nil when the data directory had
-	// been used before, or with NoDemo.
+	// been used before, or without Options.Demo.
 	Demo *Demo
 }
 
@@ -212,13 +212,14 @@ func Start(ctx context.Context, o Options, w io.Writer) (_ *Stack, err error) {
 		}
 	}
 	var demo *Demo
-	if !o.NoDemo {
-		if demo, err = seedDemo(ctx, p, o.DataDir, cfg.DocumentStorage, users); err != nil {
+	demoNote := "not seeded (--no-demo)"
+	if o.Demo {
+		if demo, demoNote, err = seedDemo(ctx, p, o.DataDir, cfg.DocumentStorage, users); err != nil {
 			return nil, fmt.Errorf("seeding the demo world: %w", err)
 		}
 	}
 
-	printStart(w, startInfo{platformURL: platformURL, idp: idp, users: users, demo: demo, noDemo: o.NoDemo, dataDir: o.DataDir, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
+	printStart(w, startInfo{platformURL: platformURL, idp: idp, users: users, demo: demo, demoNote: demoNote, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
 	return &Stack{Platform: p, Provider: idp, Users: users, Demo: demo}, nil
 }
 
@@ -227,8 +228,7 @@ type startInfo struct {
 	idp         *devidp.Server
 	users       []devidp.User
 	demo        *Demo
-	noDemo      bool
-	dataDir     string
+	demoNote    string // why nothing was seeded
 	cfg         config.Config
 	getenv      func(string) string
 	// tokenLifetime is --token-lifetime (0: the provider's default).
@@ -271,11 +271,9 @@ func printStart(w io.Writer, s startInfo) {
 			s.demo.Group.Name, s.demo.Group.ID, len(s.demo.Documents), withOCR, s.demo.Workflow.Name)
 		fmt.Fprintf(w, "  demo API key        %s\n", s.demo.APIKey)
 		fmt.Fprintf(w, "                      shown this once; a group ADMIN replaces it with POST /api/api-key/regenerate {\"groupId\":\"%s\"}\n", s.demo.Group.ID)
-	case s.noDemo:
-		fmt.Fprintln(w, "  demo data           not seeded (--no-demo)")
 	default:
-		fmt.Fprintf(w, "  demo data           seeded at the first start of %s, not again; its API key was shown then\n", s.dataDir)
-		fmt.Fprintln(w, "                      (a group ADMIN makes a new one with POST /api/api-key/regenerate)")
+		fmt.Fprintf(w, "  demo data           %s\n", s.demoNote)
+		fmt.Fprintln(w, "  API keys            a group ADMIN makes one with POST /api/api-key, or replaces it with POST /api/api-key/regenerate")
 	}
 	c := s.cfg
 	relaxed := []string{}

@@ -438,7 +438,7 @@ func TestDevKeepsSessionsAcrossRestarts(t *testing.T) {
 	// `govkit dev`) from shifting them.
 	run := func(platformPort, providerPort string) *stack {
 		var out bytes.Buffer
-		s, err := dev.Start(context.Background(), dev.Options{DataDir: dir, Getenv: getenv,
+		s, err := dev.Start(context.Background(), dev.Options{DataDir: dir, Getenv: getenv, Demo: true,
 			PlatformPort: platformPort, ProviderPort: providerPort}, &out)
 		if err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 func TestDevRateLimits(t *testing.T) {
 	startWith := func(env map[string]string) (*dev.Stack, string) {
 		var out bytes.Buffer
-		s, err := dev.Start(context.Background(), dev.Options{DataDir: t.TempDir(), PlatformPort: "0", ProviderPort: "0", NoDemo: true,
+		s, err := dev.Start(context.Background(), dev.Options{DataDir: t.TempDir(), PlatformPort: "0", ProviderPort: "0",
 			Getenv: func(k string) string { return env[k] }}, &out)
 		if err != nil {
 			t.Fatal(err)

@@ -396,6 +396,8 @@ var responseBodies = map[string][]response{
 	"GET /api/openapi.json": {{status: "200", description: "This document", media: "application/json",
 		schema: map[string]any{"type": "object", "description": "An OpenAPI 3.1 document", "required": []any{"openapi", "info", "paths"},
 			"properties": map[string]any{"openapi": map[string]any{"type": "string"}, "info": map[string]any{"type": "object"}, "paths": map[string]any{"type": "object"}}}}},
+	"GET /": {{status: "200", description: "The web UI's page (text/html) for any path outside /api/, or one of its files by its own type",
+		media: "text/html,*/*", schema: map[string]any{"type": "string"}}},
 	"GET /api/docs": {{status: "200", description: "The documentation page", media: "text/html",
 		schema: map[string]any{"type": "string", "contentMediaType": "text/html"}}},
 	"GET /api/docs/{file}": {{status: "200", description: "docs.js or docs.css", media: "text/javascript,text/css",

@@ -55,9 +55,9 @@ type DevOptions struct {
 	// or a free port when that one is taken.
 	InboundSMTPListener net.Listener
 	InboundSMTPPort     string
-	// NoDemo skips the demo service seeded on a fresh data directory
-	// (see DevDemo).
-	NoDemo bool
+	// Demo seeds a demo service on the first start of a fresh data
+	// directory (see DevDemo; `govkit dev` without --no-demo).
+	Demo bool
 }
 
 // Dev is the notification service of `govkit dev`.
@@ -70,7 +70,7 @@ type Dev struct {
 	// mail and bounces to un-…/bn-… at DevInboundDomain).
 	InboundSMTP string
 	// Demo is what this start seeded; nil when the data directory had
-	// been used before, or with NoDemo.
+	// been used before, or without DevOptions.Demo.
 	Demo *DevDemo
 	stop func(context.Context) error
 }
@@ -197,8 +197,9 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 	}
 	cleanup = []func(){func() { _ = d.stop(ctx) }}
 	root := strings.TrimRight(cfg.RestAPIRoot, "/")
-	if !o.NoDemo && o.DataDir != "" {
-		if d.Demo, err = seedDevDemo(ctx, d.URL+root, o.DataDir); err != nil {
+	demoNote := "not seeded (--no-demo)"
+	if o.Demo && o.DataDir != "" {
+		if d.Demo, demoNote, err = seedDevDemo(ctx, d.URL+root, o.DataDir); err != nil {
 			return nil, fmt.Errorf("seeding the demo service: %w", err)
 		}
 	}
@@ -210,13 +211,10 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 	}
 	fmt.Fprintf(w, "  caught mail and SMS %s (SMTP %s; %s)\n", d.MailURL, smtpAddr, kept)
 	fmt.Fprintf(w, "  inbound SMTP        %s (list-unsubscribe and bounce mail to un-…/bn-… addresses @%s)\n", d.InboundSMTP, DevInboundDomain)
-	switch {
-	case d.Demo != nil:
+	if d.Demo != nil {
 		fmt.Fprintf(w, "  demo service        %q with %d confirmed subscriptions (%s)\n", d.Demo.Service, len(d.Demo.Subscriptions), d.Demo.summary())
-	case o.NoDemo:
-		fmt.Fprintln(w, "  demo service        not seeded (--no-demo)")
-	default:
-		fmt.Fprintf(w, "  demo service        %q, seeded at the first start of %s, not again\n", DevDemoService, o.DataDir)
+	} else {
+		fmt.Fprintf(w, "  demo service        %s\n", demoNote)
 	}
 	fmt.Fprintf(w, "  data                %s\n", filepath.Join(o.DataDir, "notify-db"))
 	fmt.Fprintf(w, "  cron                on (purgeData, dispatchLiveNotifications, checkRssConfigUpdates, deleteBounces, reDispatchBroadcastPushNotifications)\n")

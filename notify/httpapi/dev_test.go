@@ -25,9 +25,9 @@ func freeListener(t *testing.T) net.Listener {
 	return ln
 }
 
-func startDev(t *testing.T, dir string, noDemo bool, out *bytes.Buffer) *httpapi.Dev {
+func startDev(t *testing.T, dir string, demo bool, out *bytes.Buffer) *httpapi.Dev {
 	t.Helper()
-	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: dir, Host: "127.0.0.1", RSABits: 2048, NoDemo: noDemo,
+	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: dir, Host: "127.0.0.1", RSABits: 2048, Demo: demo,
 		Listener: freeListener(t), SMTPListener: freeListener(t)}, out)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +37,7 @@ func startDev(t *testing.T, dir string, noDemo bool, out *bytes.Buffer) *httpapi
 
 func TestStartDev(t *testing.T) {
 	var out bytes.Buffer
-	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: t.TempDir(), Host: "127.0.0.1", RSABits: 2048, NoDemo: true,
+	d, err := httpapi.StartDev(context.Background(), httpapi.DevOptions{DataDir: t.TempDir(), Host: "127.0.0.1", RSABits: 2048,
 		Listener: freeListener(t), SMTPListener: freeListener(t)}, &out)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func post(t *testing.T, url, body string) map[string]any {
 func TestDevDemoBroadcastAndRestart(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	d := startDev(t, dir, false, &out)
+	d := startDev(t, dir, true, &out)
 	if d.Demo == nil || len(d.Demo.Subscriptions) != 3 {
 		t.Fatalf("demo %+v\n%s", d.Demo, out.String())
 	}
@@ -157,7 +157,7 @@ func TestDevDemoBroadcastAndRestart(t *testing.T) {
 	}
 
 	out.Reset()
-	again := startDev(t, dir, false, &out)
+	again := startDev(t, dir, true, &out)
 	defer again.Stop(ctx)
 	if again.Demo != nil {
 		t.Error("the second start seeded the demo again")
@@ -179,7 +179,7 @@ func TestDevDemoBroadcastAndRestart(t *testing.T) {
 
 func TestDevNoDemo(t *testing.T) {
 	var out bytes.Buffer
-	d := startDev(t, t.TempDir(), true, &out)
+	d := startDev(t, t.TempDir(), false, &out)
 	defer d.Stop(context.Background())
 	var count struct{ Count int }
 	getJSON(t, d.URL+"/api/subscriptions/count", &count)

@@ -61,12 +61,13 @@ func (d *DevDemo) summary() string {
 
 // seedDevDemo seeds the demo through the API at apiURL (the service's
 // restApiRoot, reached from the loopback address, which is super admin).
-func seedDevDemo(ctx context.Context, apiURL, dataDir string) (*DevDemo, error) {
+// When it seeds nothing it says why.
+func seedDevDemo(ctx context.Context, apiURL, dataDir string) (*DevDemo, string, error) {
 	marker := filepath.Join(dataDir, devDemoMarker)
 	if _, err := os.Stat(marker); err == nil {
-		return nil, nil
+		return nil, fmt.Sprintf("%q, seeded at the first start of %s, not again", DevDemoService, dataDir), nil
 	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
+		return nil, "", err
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	call := func(method, path string, body, out any) error {
@@ -93,10 +94,10 @@ func seedDevDemo(ctx context.Context, apiURL, dataDir string) (*DevDemo, error) 
 	}
 	var count struct{ Count int64 }
 	if err := call("GET", "/subscriptions/count", nil, &count); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if count.Count > 0 {
-		return nil, os.WriteFile(marker, []byte("not seeded: the store already had subscriptions\n"), 0o600)
+		return nil, "not seeded: the store already had subscriptions", os.WriteFile(marker, []byte("not seeded: the store already had subscriptions\n"), 0o600)
 	}
 	demo := &DevDemo{Service: DevDemoService}
 	for _, s := range devDemoSubscriptions {
@@ -105,9 +106,9 @@ func seedDevDemo(ctx context.Context, apiURL, dataDir string) (*DevDemo, error) 
 			"serviceName": DevDemoService, "channel": s.Channel, "userChannelId": s.UserChannelID, "state": "confirmed",
 		}, &made)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		demo.Subscriptions = append(demo.Subscriptions, made)
 	}
-	return demo, os.WriteFile(marker, []byte("seeded "+time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
+	return demo, "", os.WriteFile(marker, []byte("seeded "+time.Now().UTC().Format(time.RFC3339)+"\n"), 0o600)
 }
