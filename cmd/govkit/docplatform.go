@@ -31,7 +31,7 @@ func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (devRun
 	}
 	u := s.Platform.URL
 	try := []string{
-		fmt.Sprintf("Sign in as alice (password Alice-123) at %s/api/auth/login,\nthen open the API explorer %s/api/docs: \"Try it\" sends requests with your session\n(GET /api/documents lists the demo documents; GET /api/auth/me shows your groups).", u, u),
+		fmt.Sprintf("Open the web UI %s/ and sign in as alice (password Alice-123).\nThen open the API explorer %s/api/docs: its forms send requests with that session\n(GET /api/documents lists the demo documents; GET /api/auth/me shows your groups).", u, u),
 	}
 	if s.Demo != nil {
 		try = append(try, fmt.Sprintf("As a machine, with the demo API key:\ncurl -H 'X-API-Key: %s' %s/api/documents", s.Demo.APIKey, u))

@@ -238,7 +238,7 @@ type startInfo struct {
 // printStart writes the platform's part of what `govkit dev` prints.
 func printStart(w io.Writer, s startInfo) {
 	u := s.platformURL
-	fmt.Fprintf(w, "document platform     %s\n", u)
+	fmt.Fprintf(w, "document platform     %s/ (web UI)\n", u)
 	fmt.Fprintf(w, "  API docs            %s/api/docs (requests there are sent with your session)\n", u)
 	fmt.Fprintf(w, "  sign in             %s/api/auth/login\n", u)
 	fmt.Fprintf(w, "  health              %s/api/health\n", u)
