@@ -141,7 +141,8 @@ func TestDemoWorld(t *testing.T) {
 	if strings.Contains(out.String(), demo.APIKey) || strings.Contains(out.String(), "gk_") {
 		t.Errorf("the second start shows an API key:\n%s", out.String())
 	}
-	if !strings.Contains(out.String(), "seeded at the first start") || !strings.Contains(out.String(), "/api/api-key/regenerate") {
+	if !strings.Contains(out.String(), "seeded at the first start") || !strings.Contains(out.String(), "/api/api-key/regenerate") ||
+		!strings.Contains(out.String(), `ADMIN of "`+dev.DemoGroupName+`"`) {
 		t.Errorf("the second start does not say where the demo came from and how to get a key:\n%s", out.String())
 	}
 	groups, err := second.Platform.Store.ListGroups(context.Background())

@@ -219,7 +219,22 @@ func Start(ctx context.Context, o Options, w io.Writer) (_ *Stack, err error) {
 		}
 	}
 
-	printStart(w, startInfo{platformURL: platformURL, idp: idp, users: users, demo: demo, demoNote: demoNote, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
+	// What each demo login can do here now (after the demo, or whatever
+	// was changed since).
+	roles := map[string]string{}
+	for _, u := range users {
+		grs, err := p.Store.UserGroups(ctx, u.Subject)
+		if err != nil {
+			return nil, err
+		}
+		var rs []string
+		for _, gr := range grs {
+			rs = append(rs, fmt.Sprintf("%s of %q", gr.Role, gr.Group.Name))
+		}
+		roles[u.Username] = strings.Join(rs, ", ")
+	}
+
+	printStart(w, startInfo{platformURL: platformURL, idp: idp, users: users, roles: roles, demo: demo, demoNote: demoNote, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
 	return &Stack{Platform: p, Provider: idp, Users: users, Demo: demo}, nil
 }
 
@@ -227,6 +242,7 @@ type startInfo struct {
 	platformURL string
 	idp         *devidp.Server
 	users       []devidp.User
+	roles       map[string]string // by username: "ADMIN of "Group"", …
 	demo        *Demo
 	demoNote    string // why nothing was seeded
 	cfg         config.Config
@@ -248,14 +264,12 @@ func printStart(w io.Writer, s startInfo) {
 	}
 	fmt.Fprintln(w, "  demo logins (development only):")
 	for _, du := range s.users {
-		role := "user"
+		role := "user in no group"
 		switch {
 		case du.SystemAdmin:
 			role = "system admin"
-		case s.demo != nil && du.Username == "alice":
-			role = fmt.Sprintf("ADMIN of %q", s.demo.Group.Name)
-		case s.demo != nil && du.Username == "bob":
-			role = fmt.Sprintf("MEMBER of %q", s.demo.Group.Name)
+		case s.roles[du.Username] != "":
+			role = s.roles[du.Username]
 		}
 		fmt.Fprintf(w, "    %-6s %-10s %s <%s>, %s\n", du.Username, du.Password, du.Name, du.Email, role)
 	}
