@@ -1,7 +1,9 @@
 package mailcatcher_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -92,5 +94,28 @@ func TestPageShowsSMSBesideMail(t *testing.T) {
 	_, js := get(t, web.URL+"/mail/api/sms")
 	if !strings.Contains(js, `"to": "+12505550101"`) {
 		t.Errorf("api/sms: %s", js)
+	}
+}
+
+// A caught SMS is logged with its destination and length, never its text
+// (which may hold a confirmation code); the page is where the text is read.
+func TestCaughtSMSLogLeavesTheTextOut(t *testing.T) {
+	var buf bytes.Buffer
+	c := mailcatcher.New(mailcatcher.Options{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err := c.SMSSender().Send(context.Background(), sms.Message{To: "+12505550100", Text: "Enter 48213 on screen", SubscriptionID: "65a1"}); err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("log line %q: %v", buf.String(), err)
+	}
+	if rec["to"] != "+12505550100" || rec["chars"] != float64(21) || rec["subscriptionId"] != "65a1" {
+		t.Errorf("log record = %v", rec)
+	}
+	if strings.Contains(buf.String(), "48213") {
+		t.Errorf("the message text reached the log: %s", buf.String())
+	}
+	if got := c.Texts(); len(got) != 1 || got[0].Text != "Enter 48213 on screen" {
+		t.Errorf("caught %+v", got)
 	}
 }

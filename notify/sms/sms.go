@@ -1,6 +1,7 @@
 // Package sms holds what every SMS provider shares: the Message the
 // notification service sends, the Sender interface its senders implement,
-// the ProviderError they return, and a logging Sender for development.
+// and the ProviderError they return. (`govkit dev` sends no SMS: its sender
+// is the mail catcher's, notify/mailcatcher.)
 //
 // Each provider's HTTP API lives in its own package — notify/sms/twilio,
 // notify/sms/swift, notify/sms/vonage — speaking the request shapes the
@@ -13,7 +14,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -116,24 +116,6 @@ func Snippet(b []byte) string {
 		s += "…"
 	}
 	return s
-}
-
-// LogSender is the development SMS sender: it sends nothing and logs the
-// destination and the length of the text (never the text, which may hold a
-// confirmation code, and never provider credentials).
-type LogSender struct {
-	Logger *slog.Logger
-}
-
-// Send implements Sender.
-func (l LogSender) Send(ctx context.Context, m Message) error {
-	logger := l.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	logger.InfoContext(ctx, "sms: development sender, message not sent",
-		"to", m.To, "chars", utf8.RuneCountInString(m.Text), "subscriptionId", m.SubscriptionID)
-	return nil
 }
 
 // Setting binds one key of a provider's settings to the field it fills.

@@ -1,35 +1,12 @@
 package sms_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"testing"
 
 	"github.com/govkit/govkit/notify/sms"
 )
-
-func TestLogSenderLogsDestinationAndLengthOnly(t *testing.T) {
-	var buf bytes.Buffer
-	s := sms.LogSender{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}
-	if err := s.Send(context.Background(), sms.Message{To: "+12505550100", Text: "Enter 48213 on screen", SubscriptionID: "65a1"}); err != nil {
-		t.Fatal(err)
-	}
-	var rec map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
-		t.Fatalf("log line %q: %v", buf.String(), err)
-	}
-	if rec["to"] != "+12505550100" || rec["chars"] != float64(21) || rec["subscriptionId"] != "65a1" {
-		t.Errorf("log record = %v", rec)
-	}
-	if strings.Contains(buf.String(), "48213") {
-		t.Errorf("the message text (a confirmation code) reached the log: %s", buf.String())
-	}
-}
 
 func TestIsPermanent(t *testing.T) {
 	cases := []struct {
