@@ -214,6 +214,9 @@ func (r *run) handle(e event) {
 func (r *run) packageEvent(e event, p *pkg) {
 	switch e.Action {
 	case "output":
+		if e.Output == "PASS\n" {
+			return // plain go test prints only "ok" for a passing package
+		}
 		if isPackageLine(e.Output) {
 			p.closing = append(p.closing, e.Output)
 			return
@@ -256,8 +259,7 @@ func (r *run) packageEvent(e event, p *pkg) {
 // isPackageLine reports whether a line is one of those plain go test
 // prints for every package.
 func isPackageLine(s string) bool {
-	return strings.HasPrefix(s, "ok  \t") || strings.HasPrefix(s, "FAIL\t") || strings.HasPrefix(s, "?   \t") ||
-		s == "FAIL\n" || s == "PASS\n"
+	return strings.HasPrefix(s, "ok  \t") || strings.HasPrefix(s, "FAIL\t") || strings.HasPrefix(s, "?   \t") || s == "FAIL\n"
 }
 
 // logLine is a t.Log/t.Skip line: indentation, file:line, the message.

@@ -47,7 +47,7 @@ func TestSummaryOfARecordedRun(t *testing.T) {
 			t.Errorf("output lacks %q", want)
 		}
 	}
-	for _, not := range []string{"=== RUN", "hello", "--- PASS"} {
+	for _, not := range []string{"=== RUN", "hello", "--- PASS", "PASS\nok"} {
 		if strings.Contains(out, not) {
 			t.Errorf("output has %q, which plain go test does not print for passing tests:\n%s", not, out)
 		}
@@ -109,7 +109,8 @@ func TestFails(t *testing.T)  { t.Fatal("it broke") }
 
 	write("m_test.go", "package m\n\nimport \"testing\"\n\nfunc TestPasses(t *testing.T) {}\n")
 	out.Reset()
-	if code := testAndSummarize([]string{"./..."}, dir, &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "\nPASS\n") {
-		t.Errorf("a passing run: exit %d\n%s", code, out.String())
+	if code := testAndSummarize([]string{"./..."}, dir, &out, &errb); code != 0 || !strings.HasSuffix(out.String(), "\nPASS\n") ||
+		!strings.HasPrefix(out.String(), "ok  \texample.org/m\t") {
+		t.Errorf("a passing run: exit %d, want 0 and plain go test's \"ok\" line first\n%s", code, out.String())
 	}
 }
