@@ -4,8 +4,10 @@
 // in-memory storage of its own.
 //
 // It exists for development and tests only. Nothing in it is persistent
-// except, optionally, the signing key; passwords are plain text in memory;
-// the demo users below are public knowledge. `govkit docplatform serve`
+// except, optionally, the signing key (Config.KeyFile) and the live
+// refresh and access tokens (Config.StateFile, so that logins survive a
+// restart of `govkit dev`); passwords are plain text in memory; the demo
+// users below are public knowledge. `govkit docplatform serve`
 // never starts it and must never import this package — production talks to
 // a real provider through SSO_AUTH_SERVER_URL.
 //
