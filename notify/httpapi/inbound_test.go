@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/smtp"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -146,7 +147,7 @@ func TestStartDevInboundSMTP(t *testing.T) {
 		if d.InboundSMTP == "" || d.InboundSMTP == taken.Addr().String() {
 			t.Fatalf("inbound SMTP at %q", d.InboundSMTP)
 		}
-		if !strings.Contains(out.String(), "--inbound-smtp-port") || !strings.Contains(out.String(), "inbound SMTP "+d.InboundSMTP) {
+		if !strings.Contains(out.String(), "--inbound-smtp-port") || !regexp.MustCompile(`inbound SMTP +`+regexp.QuoteMeta(d.InboundSMTP)).MatchString(out.String()) {
 			t.Fatalf("output:\n%s", out.String())
 		}
 	})
