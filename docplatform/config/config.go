@@ -5,7 +5,12 @@
 // FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
 // PORT, TRUSTED_PROXIES, RATE_LIMIT_IPV6_PREFIX, REDIS_URL,
 // REDIS_KEY_PREFIX, COOKIE_SECRET,
-// DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS). Every
+// DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS). When
+// DOCUMENT_STORAGE is s3://bucket/prefix, the AWS tools' variables say how
+// to reach the store: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION
+// or AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
+// AWS_SESSION_TOKEN, and AWS_S3_ADDRESSING_STYLE (auto, path or virtual,
+// as the AWS CLI's s3 addressing_style). Every
 // problem is collected and reported together, so an operator fixes a
 // deployment in one go instead of one variable per restart.
 package config
@@ -20,6 +25,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/govkit/govkit/docplatform/s3store"
 	"github.com/govkit/govkit/docplatform/sso"
 	"github.com/govkit/govkit/internal/clientip"
 	"github.com/govkit/govkit/internal/ratelimit"
@@ -57,9 +63,12 @@ type Config struct {
 	RedisURL       string // REDIS_URL: optional shared counters
 	// RedisKeyPrefix (REDIS_KEY_PREFIX, default "govkit:docplatform:")
 	// lets deployments share one Redis without sharing budgets.
-	RedisKeyPrefix  string
-	CookieSecret    string // COOKIE_SECRET: at least 32 characters
-	DocumentStorage string // DOCUMENT_STORAGE: default {data dir}/documents
+	RedisKeyPrefix string
+	CookieSecret   string // COOKIE_SECRET: at least 32 characters
+	// DocumentStorage (DOCUMENT_STORAGE) is a directory, default {data
+	// dir}/documents, or s3://bucket/prefix; then S3 is set.
+	DocumentStorage string
+	S3              *s3store.Config
 	// DocumentMaxBytes bounds one uploaded document (DOCUMENT_MAX_BYTES,
 	// default 25 MiB).
 	DocumentMaxBytes int64
@@ -178,12 +187,57 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 	if c.DocumentStorage == "" {
 		c.DocumentStorage = filepath.Join(dataDir, "documents")
 	}
+	if strings.Contains(c.DocumentStorage, "://") {
+		s3, err := loadS3(getenv, c.DocumentStorage)
+		problems = append(problems, err...)
+		c.S3 = s3
+	}
 	c.DocumentMaxBytes = int64(num("DOCUMENT_MAX_BYTES", 25<<20))
 	c.ReviewLockTTL = ms("REVIEW_LOCK_TTL_MS", 15*60*1000)
 	if len(problems) > 0 {
 		return c, &Error{Problems: problems}
 	}
 	return c, nil
+}
+
+// loadS3 reads the object store's settings for DOCUMENT_STORAGE=s3://….
+func loadS3(getenv func(string) string, storage string) (*s3store.Config, []string) {
+	var problems []string
+	bucket, prefix, err := s3store.ParseURL(storage)
+	if err != nil {
+		problems = append(problems, "DOCUMENT_STORAGE: "+err.Error()+" (a directory, or s3://bucket/prefix)")
+	}
+	first := func(names ...string) (string, string) {
+		for _, n := range names {
+			if v := strings.TrimSpace(getenv(n)); v != "" {
+				return n, v
+			}
+		}
+		return "", ""
+	}
+	c := &s3store.Config{Bucket: bucket, Prefix: prefix}
+	var name string
+	name, c.Endpoint = first("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.User != nil || u.RawQuery != "" {
+			problems = append(problems, name+": must be an http(s) URL without path, credentials or query")
+		}
+	}
+	_, c.Region = first("AWS_REGION", "AWS_DEFAULT_REGION")
+	c.AccessKeyID = strings.TrimSpace(getenv("AWS_ACCESS_KEY_ID"))
+	c.SecretAccessKey = strings.TrimSpace(getenv("AWS_SECRET_ACCESS_KEY"))
+	c.SessionToken = strings.TrimSpace(getenv("AWS_SESSION_TOKEN"))
+	if (c.AccessKeyID == "") != (c.SecretAccessKey == "") {
+		problems = append(problems, "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY: set both or neither")
+	}
+	c.AddressingStyle = strings.ToLower(strings.TrimSpace(getenv("AWS_S3_ADDRESSING_STYLE")))
+	switch c.AddressingStyle {
+	case "", s3store.AddressingAuto, s3store.AddressingPath, s3store.AddressingVirtual:
+	default:
+		problems = append(problems, "AWS_S3_ADDRESSING_STYLE: must be auto, path or virtual")
+	}
+	return c, problems
 }
 
 // DeriveKey derives a 32-byte key for one purpose from COOKIE_SECRET, so

@@ -95,6 +95,25 @@ func TestValues(t *testing.T) {
 		{"IPv6 budget prefix below 32 is refused", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "31"}, "RATE_LIMIT_IPV6_PREFIX: must be a prefix length from 32 to 128, got 31", nil},
 		{"IPv6 budget prefix above 128 is refused", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "129"}, "RATE_LIMIT_IPV6_PREFIX: must be a prefix length from 32 to 128, got 129", nil},
 		{"IPv6 budget prefix that is not a number is named", map[string]string{"RATE_LIMIT_IPV6_PREFIX": "/64"}, "RATE_LIMIT_IPV6_PREFIX: must be a positive integer", nil},
+		{"a directory is not object storage", map[string]string{"DOCUMENT_STORAGE": "/srv/docs"}, "", func(c config.Config) bool {
+			return c.DocumentStorage == "/srv/docs" && c.S3 == nil
+		}},
+		{"s3:// takes the AWS variables, the S3-specific endpoint first", map[string]string{
+			"DOCUMENT_STORAGE": "s3://govkit-docs/prod", "AWS_ENDPOINT_URL": "https://other.example", "AWS_ENDPOINT_URL_S3": "http://minio:9000",
+			"AWS_DEFAULT_REGION": "ca-central-1", "AWS_ACCESS_KEY_ID": "AKID", "AWS_SECRET_ACCESS_KEY": "secret", "AWS_S3_ADDRESSING_STYLE": "Path",
+		}, "", func(c config.Config) bool {
+			s := c.S3
+			return s != nil && s.Bucket == "govkit-docs" && s.Prefix == "prod/" && s.Endpoint == "http://minio:9000" &&
+				s.Region == "ca-central-1" && s.AccessKeyID == "AKID" && s.SecretAccessKey == "secret" && s.AddressingStyle == "path"
+		}},
+		{"AWS_REGION wins over AWS_DEFAULT_REGION", map[string]string{"DOCUMENT_STORAGE": "s3://docs", "AWS_REGION": "us-west-2", "AWS_DEFAULT_REGION": "eu-west-1"}, "", func(c config.Config) bool {
+			return c.S3.Region == "us-west-2" && c.S3.Prefix == "" && c.S3.AccessKeyID == ""
+		}},
+		{"a bad bucket name is named", map[string]string{"DOCUMENT_STORAGE": "s3://Bad_Bucket/x"}, "DOCUMENT_STORAGE: bucket", nil},
+		{"another scheme is refused", map[string]string{"DOCUMENT_STORAGE": "gs://docs"}, "DOCUMENT_STORAGE: must start with s3://", nil},
+		{"an endpoint with credentials is refused", map[string]string{"DOCUMENT_STORAGE": "s3://docs", "AWS_ENDPOINT_URL": "http://k:s@minio:9000"}, "AWS_ENDPOINT_URL: must be", nil},
+		{"a key id without its secret is refused", map[string]string{"DOCUMENT_STORAGE": "s3://docs", "AWS_ACCESS_KEY_ID": "AKID"}, "AWS_SECRET_ACCESS_KEY: set both or neither", nil},
+		{"an unknown addressing style is refused", map[string]string{"DOCUMENT_STORAGE": "s3://docs", "AWS_S3_ADDRESSING_STYLE": "dns"}, "AWS_S3_ADDRESSING_STYLE:", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -158,7 +158,7 @@ func seedDemoWorld(ctx context.Context, p *platform.Platform, documentStorage st
 // storeDocument stores one document's bytes and row, as an upload does,
 // and its OCR result.
 func storeDocument(ctx context.Context, p *platform.Platform, files *filestore.Store, groupID, by string, dd demoDocument) (docplatform.Document, error) {
-	staged, err := files.Stage(strings.NewReader(dd.text), int64(len(dd.text)))
+	staged, err := files.Stage(ctx, strings.NewReader(dd.text), int64(len(dd.text)))
 	if err != nil {
 		return docplatform.Document{}, err
 	}
@@ -168,7 +168,7 @@ func storeDocument(ctx context.Context, p *platform.Platform, files *filestore.S
 	if err != nil {
 		return docplatform.Document{}, err
 	}
-	if err := staged.Commit(); err != nil {
+	if err := staged.Commit(ctx); err != nil {
 		return docplatform.Document{}, errors.Join(err, p.Store.DeleteDocument(ctx, doc.ID))
 	}
 	if dd.ocr == nil {

@@ -1,21 +1,28 @@
-// Package filestore keeps uploaded documents' bytes on local disk, under
-// the directory DOCUMENT_STORAGE names.
+// Package filestore keeps uploaded documents' bytes, and defines the
+// contract every document store keeps: this package's Store (a directory,
+// the default DOCUMENT_STORAGE) and s3store (S3-compatible object storage,
+// DOCUMENT_STORAGE=s3://bucket/prefix) both stage, commit and discard
+// uploads the same way, return the same errors and describe a staged file
+// with the same Upload.
 //
 // An upload is written in two steps so that a failed upload leaves nothing
-// behind: Stage streams the bytes into a temporary file in the same
-// directory (hashing them and sniffing their type on the way, never holding
-// the whole file in memory) and enforces the size limit; the caller then
-// records the document's row and either Commits the staged file (an atomic
-// rename to its key) or Discards it. A crash between the two leaves only a
-// temporary file, which Sweep removes at the next start.
+// behind: Stage streams the bytes where nobody can read them yet (here a
+// temporary file in the same directory; in object storage an unfinished
+// multipart upload), hashing them and sniffing their type on the way with a
+// Meter, never holding the whole file in memory, and enforces the size
+// limit; the caller then records the document's row and either Commits the
+// upload (here an atomic rename to its key) or Discards it. A crash between
+// the two leaves only staged bytes, which Sweep removes at the next start.
 package filestore
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"net/http"
 	"os"
@@ -33,7 +40,96 @@ var ErrEmpty = errors.New("filestore: file is empty")
 // ErrNotFound is returned for a key with no file.
 var ErrNotFound = errors.New("filestore: no such file")
 
+// ErrStorage wraps failures of the storage itself (a full disk, an object
+// store that refuses or cannot be reached), as opposed to the client's
+// body failing: callers answer it with a 5xx, not a 4xx.
+var ErrStorage = errors.New("filestore: storage failed")
+
 const tempPrefix = ".upload-"
+
+// Upload is a staged file: its bytes are stored but not yet readable
+// under Key. Exactly one of Commit or Discard makes it final; Discard after
+// Commit does nothing, so `defer u.Discard()` is always safe.
+type Upload struct {
+	Key         string
+	Size        int64
+	SHA256      string
+	ContentType string // from http.DetectContentType on the first 512 bytes
+
+	commit  func(context.Context) error
+	discard func()
+	done    bool
+}
+
+// NewUpload is how a store hands out a staged file: commit makes it
+// readable under m's key, discard throws its bytes away.
+func NewUpload(m *Meter, key string, commit func(context.Context) error, discard func()) *Upload {
+	return &Upload{Key: key, Size: m.Size(), SHA256: m.SHA256(), ContentType: m.ContentType(), commit: commit, discard: discard}
+}
+
+// Commit makes the staged bytes readable under Key. When it fails the
+// staged bytes are discarded.
+func (u *Upload) Commit(ctx context.Context) error {
+	if u.done {
+		return errors.New("filestore: upload already committed or discarded")
+	}
+	u.done = true
+	if err := u.commit(ctx); err != nil {
+		u.discard()
+		return err
+	}
+	return nil
+}
+
+// Discard throws the staged bytes away; after Commit it does nothing.
+func (u *Upload) Discard() {
+	if !u.done {
+		u.done = true
+		u.discard()
+	}
+}
+
+// Meter watches bytes on their way to storage: it counts them, hashes them
+// (SHA-256) and keeps the first 512 for type sniffing. Write never fails.
+type Meter struct {
+	n    int64
+	h    hash.Hash
+	head []byte
+}
+
+// NewMeter returns an empty Meter.
+func NewMeter() *Meter { return &Meter{h: sha256.New(), head: make([]byte, 0, 512)} }
+
+func (m *Meter) Write(p []byte) (int, error) {
+	if n := min(cap(m.head)-len(m.head), len(p)); n > 0 {
+		m.head = append(m.head, p[:n]...)
+	}
+	m.h.Write(p)
+	m.n += int64(len(p))
+	return len(p), nil
+}
+
+// Size is the number of bytes written.
+func (m *Meter) Size() int64 { return m.n }
+
+// SHA256 is the hex SHA-256 of the bytes written.
+func (m *Meter) SHA256() string { return hex.EncodeToString(m.h.Sum(nil)) }
+
+// ContentType is http.DetectContentType of the first bytes written.
+func (m *Meter) ContentType() string { return http.DetectContentType(m.head) }
+
+// Check applies the size rules to what was written: more than max bytes
+// is ErrTooLarge, none is ErrEmpty. Stores read at most max+1 bytes: one
+// byte over the limit is enough to know it is too large.
+func (m *Meter) Check(max int64) error {
+	switch {
+	case m.n > max:
+		return ErrTooLarge
+	case m.n == 0:
+		return ErrEmpty
+	}
+	return nil
+}
 
 // Store is a directory of files named by random keys.
 type Store struct {
@@ -55,23 +151,16 @@ func Open(dir string) (*Store, error) {
 	return &Store{dir: abs}, nil
 }
 
-// Staged is an upload written to a temporary file, not yet under its key.
-type Staged struct {
-	Key         string
-	Size        int64
-	SHA256      string
-	ContentType string // from http.DetectContentType on the first 512 bytes
-	s           *Store
-	temp        string
-	done        bool
-}
+// String names the directory, for start-up logs.
+func (s *Store) String() string { return s.dir }
 
 // Stage streams r into a temporary file. More than max bytes: ErrTooLarge;
-// none: ErrEmpty. On any error nothing is left on disk.
-func (s *Store) Stage(r io.Reader, max int64) (st *Staged, err error) {
+// none: ErrEmpty; a read error of r is returned as it is; the disk failing
+// is ErrStorage. On any error nothing is left on disk.
+func (s *Store) Stage(_ context.Context, r io.Reader, max int64) (u *Upload, err error) {
 	f, err := os.CreateTemp(s.dir, tempPrefix+"*")
 	if err != nil {
-		return nil, fmt.Errorf("filestore: %w", err)
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	defer func() {
 		if err != nil {
@@ -79,80 +168,64 @@ func (s *Store) Stage(r io.Reader, max int64) (st *Staged, err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	h := sha256.New()
-	head := make([]byte, 0, 512)
-	sniff := writerFunc(func(p []byte) (int, error) {
-		if n := min(cap(head)-len(head), len(p)); n > 0 {
-			head = append(head, p[:n]...)
-		}
-		return len(p), nil
-	})
-	// One byte over the limit is enough to know it is too large.
-	n, err := io.Copy(io.MultiWriter(f, h, sniff), io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, fmt.Errorf("filestore: write: %w", err)
+	m := NewMeter()
+	if _, err := io.Copy(io.MultiWriter(diskWriter{f}, m), io.LimitReader(r, max+1)); err != nil {
+		return nil, err
 	}
-	if n > max {
-		return nil, ErrTooLarge
-	}
-	if n == 0 {
-		return nil, ErrEmpty
+	if err := m.Check(max); err != nil {
+		return nil, err
 	}
 	if err := f.Sync(); err != nil {
-		return nil, fmt.Errorf("filestore: sync: %w", err)
+		return nil, fmt.Errorf("%w: sync: %w", ErrStorage, err)
 	}
 	if err := f.Close(); err != nil {
-		return nil, fmt.Errorf("filestore: close: %w", err)
+		return nil, fmt.Errorf("%w: close: %w", ErrStorage, err)
 	}
-	return &Staged{Key: newKey(), Size: n, SHA256: hex.EncodeToString(h.Sum(nil)), ContentType: http.DetectContentType(head), s: s, temp: f.Name()}, nil
+	temp, key := f.Name(), NewKey()
+	commit := func(context.Context) error {
+		p := s.path(key)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		if err := os.Rename(temp, p); err != nil {
+			return fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+		return nil
+	}
+	return NewUpload(m, key, commit, func() { os.Remove(temp) }), nil
 }
 
-type writerFunc func([]byte) (int, error)
+// diskWriter marks write errors as the storage's, so that they are not
+// mistaken for the client's body failing.
+type diskWriter struct{ f *os.File }
 
-func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
-
-// Commit moves the staged file under its key (an atomic rename in the same
-// directory tree).
-func (st *Staged) Commit() error {
-	if st.done {
-		return errors.New("filestore: staged file already committed or discarded")
+func (w diskWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	if err != nil {
+		err = fmt.Errorf("%w: write: %w", ErrStorage, err)
 	}
-	st.done = true
-	p := st.s.path(st.Key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		os.Remove(st.temp)
-		return fmt.Errorf("filestore: %w", err)
-	}
-	if err := os.Rename(st.temp, p); err != nil {
-		os.Remove(st.temp)
-		return fmt.Errorf("filestore: %w", err)
-	}
-	return nil
+	return n, err
 }
 
-// Discard removes the staged file; after Commit it does nothing.
-func (st *Staged) Discard() {
-	if !st.done {
-		st.done = true
-		os.Remove(st.temp)
-	}
-}
-
-// Open opens the file under key for reading.
-func (s *Store) Open(key string) (*os.File, error) {
-	if !validKey(key) {
+// Open opens the file under key for reading (size, the size recorded for
+// it, is not needed on disk).
+func (s *Store) Open(_ context.Context, key string, _ int64) (io.ReadSeekCloser, error) {
+	if !ValidKey(key) {
 		return nil, ErrNotFound
 	}
 	f, err := os.Open(s.path(key))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, ErrNotFound
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // Remove deletes the file under key; a missing file is not an error.
-func (s *Store) Remove(key string) error {
-	if !validKey(key) {
+func (s *Store) Remove(_ context.Context, key string) error {
+	if !ValidKey(key) {
 		return ErrNotFound
 	}
 	err := os.Remove(s.path(key))
@@ -163,7 +236,7 @@ func (s *Store) Remove(key string) error {
 }
 
 // Sweep removes temporary files older than age: uploads a crash cut short.
-func (s *Store) Sweep(age time.Duration) (int, error) {
+func (s *Store) Sweep(_ context.Context, age time.Duration) (int, error) {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
 		return 0, err
@@ -199,14 +272,17 @@ func (s *Store) Files() (committed, temporary int, err error) {
 	return committed, temporary, err
 }
 
-// newKey is 16 random bytes in hex: unguessable and safe as a file name.
-func newKey() string {
+// NewKey is 16 random bytes in hex: unguessable, and safe as a file or
+// object name.
+func NewKey() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return hex.EncodeToString(b)
 }
 
-func validKey(k string) bool {
+// ValidKey reports whether k has NewKey's shape; anything else names no
+// file (so a key can never reach outside the store).
+func ValidKey(k string) bool {
 	if len(k) != 32 {
 		return false
 	}

@@ -2,6 +2,7 @@ package filestore
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 )
 
 func TestStage(t *testing.T) {
+	ctx := context.Background()
 	pdf := append([]byte("%PDF-1.7\n"), bytes.Repeat([]byte("x"), 1000)...)
 	cases := []struct {
 		name     string
@@ -29,7 +31,7 @@ func TestStage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			st, err := s.Stage(bytes.NewReader(tc.body), tc.max)
+			st, err := s.Stage(ctx, bytes.NewReader(tc.body), tc.max)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err %v, want %v", err, tc.wantErr)
 			}
@@ -42,10 +44,10 @@ func TestStage(t *testing.T) {
 			if st.ContentType != tc.wantType || st.Size != int64(len(tc.body)) {
 				t.Fatalf("%+v", st)
 			}
-			if err := st.Commit(); err != nil {
+			if err := st.Commit(ctx); err != nil {
 				t.Fatal(err)
 			}
-			f, err := s.Open(st.Key)
+			f, err := s.Open(ctx, st.Key, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -62,8 +64,9 @@ func TestStage(t *testing.T) {
 }
 
 func TestDiscardLeavesNothing(t *testing.T) {
+	ctx := context.Background()
 	s, _ := Open(t.TempDir())
-	st, err := s.Stage(strings.NewReader("data"), 10)
+	st, err := s.Stage(ctx, strings.NewReader("data"), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,8 +87,9 @@ func (f *failing) Read(p []byte) (int, error) {
 }
 
 func TestReadErrorLeavesNothing(t *testing.T) {
+	ctx := context.Background()
 	s, _ := Open(t.TempDir())
-	if _, err := s.Stage(&failing{n: 3}, 100); err == nil {
+	if _, err := s.Stage(ctx, &failing{n: 3}, 100); err == nil {
 		t.Fatal("no error")
 	}
 	if c, tmp, _ := s.Files(); c+tmp != 0 {
@@ -94,9 +98,10 @@ func TestReadErrorLeavesNothing(t *testing.T) {
 }
 
 func TestKeysCannotEscapeTheDirectory(t *testing.T) {
+	ctx := context.Background()
 	s, _ := Open(t.TempDir())
 	for _, k := range []string{"../../etc/passwd", "", "zz" + strings.Repeat("0", 30)} {
-		if _, err := s.Open(k); !errors.Is(err, ErrNotFound) {
+		if _, err := s.Open(ctx, k, 0); !errors.Is(err, ErrNotFound) {
 			t.Errorf("%q: %v", k, err)
 		}
 	}

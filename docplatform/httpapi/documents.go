@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
-	"io/fs"
 	"log/slog"
 	"mime"
 	"net/http"
@@ -91,7 +90,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		httperr.Write(w, http.StatusBadRequest, "The body must be multipart/form-data with a part named file")
 		return
 	}
-	var staged *filestore.Staged
+	var staged *filestore.Upload
 	var name string
 	for {
 		part, err := mr.NextPart()
@@ -121,7 +120,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 			return
 		}
 		name = SanitizeFileName(part.FileName())
-		staged, err = res.Files.Stage(part, res.MaxUpload)
+		staged, err = res.Files.Stage(ctx, part, res.MaxUpload)
 		part.Close()
 		if err != nil {
 			s.uploadFailed(w, r, err)
@@ -142,9 +141,12 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		s.storeErr(w, r, "Group", err)
 		return
 	}
-	if err := staged.Commit(); err != nil {
-		// The row must go even if the client has gone: without its file it
-		// would be a broken document.
+	// The commit runs to its end even if the client has gone: the row is
+	// recorded, and leaving it without its file would be a broken document.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	defer cancel()
+	if err := staged.Commit(cctx); err != nil {
+		// The row must go as well.
 		if derr := rs.DeleteDocument(context.WithoutCancel(ctx), d.ID); derr != nil {
 			s.o.Logger.ErrorContext(ctx, "upload: row left without its file", slog.String("document", d.ID), slog.String("error", derr.Error()))
 		}
@@ -154,6 +156,10 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 	writeJSON(w, http.StatusCreated, viewDocument(d))
 }
 
+// commitTimeout bounds making a staged upload readable (an object store's
+// CompleteMultipartUpload can take a while for a large file).
+const commitTimeout = time.Minute
+
 func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
 	switch {
@@ -161,8 +167,8 @@ func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error)
 		httperr.Write(w, http.StatusRequestEntityTooLarge, "The document exceeds the size limit")
 	case errors.Is(err, filestore.ErrEmpty):
 		httperr.Write(w, http.StatusBadRequest, "The document is empty")
-	case errors.As(err, new(*fs.PathError)):
-		// Only writing the staged file fails with a path error: the disk.
+	case errors.Is(err, filestore.ErrStorage):
+		// The disk or the object store failed, not the client's body.
 		s.internalError(w, r, "upload", err)
 	default:
 		httperr.Write(w, http.StatusBadRequest, "Malformed multipart body")
@@ -339,7 +345,7 @@ func (s *Server) downloadDocument(w http.ResponseWriter, r *http.Request, rs Res
 	if !ok {
 		return
 	}
-	f, err := res.Files.Open(d.StorageKey)
+	f, err := res.Files.Open(r.Context(), d.StorageKey, d.Size)
 	if errors.Is(err, filestore.ErrNotFound) {
 		s.o.Logger.ErrorContext(r.Context(), "document row without its file", slog.String("document", d.ID))
 		httperr.Write(w, http.StatusNotFound, "Document content not found")
@@ -374,7 +380,7 @@ func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		return
 	}
 	if res.Files != nil {
-		if err := res.Files.Remove(d.StorageKey); err != nil {
+		if err := res.Files.Remove(context.WithoutCancel(r.Context()), d.StorageKey); err != nil {
 			s.o.Logger.WarnContext(r.Context(), "document file not removed", slog.String("document", d.ID), slog.String("error", err.Error()))
 		}
 	}

@@ -89,11 +89,25 @@ type ReviewStore interface {
 	EndReview(ctx context.Context, sessionID, reviewerID string, status docplatform.ReviewStatus) (docplatform.ReviewSession, error)
 }
 
+// DocumentFiles keeps documents' bytes: filestore.Store (a directory) or
+// s3store.Store (S3-compatible object storage), as DOCUMENT_STORAGE says.
+// Both follow filestore's contract: Stage streams an upload where nobody
+// can read it yet, and only Upload.Commit, called once the row is
+// recorded, makes it readable under its key.
+type DocumentFiles interface {
+	Stage(ctx context.Context, r io.Reader, max int64) (*filestore.Upload, error)
+	// Open reads the file under key; size is the size recorded for it.
+	// A missing file is filestore.ErrNotFound.
+	Open(ctx context.Context, key string, size int64) (io.ReadSeekCloser, error)
+	// Remove deletes the file under key; a missing file is not an error.
+	Remove(ctx context.Context, key string) error
+}
+
 // Resources configure the group-scoped resources.
 type Resources struct {
 	// Files keeps documents' bytes (DOCUMENT_STORAGE). Without it, uploads
 	// and downloads answer 503.
-	Files *filestore.Store
+	Files DocumentFiles
 	// MaxUpload bounds one document's size in bytes (DOCUMENT_MAX_BYTES,
 	// default DefaultMaxUpload). The server's request body limit
 	// (Options.MaxBody) must be at least this plus the multipart framing.

@@ -133,11 +133,11 @@ func (rw *rworld) call(c caller, r request) *http.Response {
 // doc stores a document with content in group g, as an upload would.
 func (rw *rworld) doc(g, name, content string) docplatform.Document {
 	rw.t.Helper()
-	st, err := rw.files.Stage(strings.NewReader(content), 1<<20)
+	st, err := rw.files.Stage(context.Background(), strings.NewReader(content), 1<<20)
 	must(rw.t, err)
 	d, err := rw.st.CreateDocument(context.Background(), docplatform.Document{GroupID: g, FileName: name, ContentType: st.ContentType, Size: st.Size, SHA256: st.SHA256, StorageKey: st.Key, UploadedBy: "test"})
 	must(rw.t, err)
-	must(rw.t, st.Commit())
+	must(rw.t, st.Commit(context.Background()))
 	return d
 }
 

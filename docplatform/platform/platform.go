@@ -22,6 +22,7 @@ import (
 	"github.com/govkit/govkit/docplatform/config"
 	"github.com/govkit/govkit/docplatform/filestore"
 	"github.com/govkit/govkit/docplatform/httpapi"
+	"github.com/govkit/govkit/docplatform/s3store"
 	"github.com/govkit/govkit/docplatform/sqlstore"
 	"github.com/govkit/govkit/docplatform/sso"
 	"github.com/govkit/govkit/docplatform/webui"
@@ -106,13 +107,15 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 	}
 	cancel()
 
-	files, err := filestore.Open(cfg.DocumentStorage)
+	files, err := openDocumentStorage(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("DOCUMENT_STORAGE: %w", err)
 	}
-	// Uploads a crash cut short are left as temporary files; an hour is
-	// longer than any upload in progress.
-	if n, err := files.Sweep(time.Hour); err != nil {
+	log.Info("document storage", slog.String("at", files.String()))
+	// Uploads a crash cut short are left staged (temporary files, or
+	// unfinished multipart uploads); an hour is longer than any upload in
+	// progress on any replica.
+	if n, err := files.Sweep(ctx, time.Hour); err != nil {
 		log.Warn("sweeping unfinished uploads", slog.String("error", err.Error()))
 	} else if n > 0 {
 		log.Info("removed unfinished uploads", slog.Int("files", n))
@@ -163,6 +166,24 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 	}()
 	ok = true
 	return p, nil
+}
+
+// documentStorage is a document store the platform can also sweep.
+type documentStorage interface {
+	httpapi.DocumentFiles
+	Sweep(ctx context.Context, age time.Duration) (int, error)
+	String() string
+}
+
+// openDocumentStorage opens the directory or the object store that
+// DOCUMENT_STORAGE names.
+func openDocumentStorage(ctx context.Context, cfg config.Config) (documentStorage, error) {
+	if cfg.S3 != nil {
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return s3store.Open(octx, *cfg.S3)
+	}
+	return filestore.Open(cfg.DocumentStorage)
 }
 
 // Shutdown stops accepting connections, lets in-flight requests finish

@@ -29,7 +29,8 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintln(stderr, "\nServes the document platform, configured by environment variables:")
 		fmt.Fprintln(stderr, "  required: SSO_AUTH_SERVER_URL SSO_REALM SSO_CLIENT_ID SSO_CLIENT_SECRET SSO_REDIRECT_URI FRONTEND_URL COOKIE_SECRET")
 		fmt.Fprintln(stderr, "  optional: SSO_POST_LOGOUT_REDIRECT_URI NODE_ENV DATABASE_URL PORT TRUSTED_PROXIES REDIS_URL REDIS_KEY_PREFIX")
-		fmt.Fprintln(stderr, "            DOCUMENT_STORAGE DOCUMENT_MAX_BYTES REVIEW_LOCK_TTL_MS")
+		fmt.Fprintln(stderr, "            DOCUMENT_STORAGE (a directory or s3://bucket/prefix) DOCUMENT_MAX_BYTES REVIEW_LOCK_TTL_MS")
+		fmt.Fprintln(stderr, "            with s3://: AWS_ENDPOINT_URL[_S3] AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_S3_ADDRESSING_STYLE")
 		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
 		fs.PrintDefaults()
 	}
@@ -90,8 +91,10 @@ func wait(ctx context.Context, p *Platform, log *slog.Logger) int {
 // prepareDirs creates the data directory a SQLite file lives in and the
 // document storage directory.
 func prepareDirs(cfg config.Config, dataDir string) error {
-	if err := os.MkdirAll(cfg.DocumentStorage, 0o700); err != nil {
-		return fmt.Errorf("DOCUMENT_STORAGE: %w", err)
+	if cfg.S3 == nil {
+		if err := os.MkdirAll(cfg.DocumentStorage, 0o700); err != nil {
+			return fmt.Errorf("DOCUMENT_STORAGE: %w", err)
+		}
 	}
 	if !isPostgres(cfg.DatabaseURL) {
 		if err := os.MkdirAll(filepath.Dir(sqlitePath(cfg.DatabaseURL)), 0o700); err != nil {

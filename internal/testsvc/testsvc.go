@@ -10,8 +10,10 @@
 // Variables: GOVKIT_TEST_POSTGRES_URL (an administrative connection URL; each
 // test gets a fresh database created through it and dropped afterwards),
 // GOVKIT_TEST_REDIS_ADDR (host:port; each test gets its own key prefix, and
-// its keys are deleted afterwards), GOVKIT_TEST_MONGODB_URI (optional
-// everywhere: tests that use it skip without failing CI).
+// its keys are deleted afterwards), GOVKIT_TEST_S3 (an S3-compatible
+// server: a versitygw binary the helper starts, or a running server's URL;
+// each test gets its own bucket, see RequireS3), GOVKIT_TEST_MONGODB_URI
+// (optional everywhere: tests that use it skip without failing CI).
 package testsvc
 
 import (

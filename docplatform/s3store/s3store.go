@@ -1,0 +1,441 @@
+// Package s3store keeps uploaded documents' bytes in S3-compatible object
+// storage (Amazon S3, MinIO, Ceph RGW, versitygw, …), chosen with
+// DOCUMENT_STORAGE=s3://bucket/prefix, so that every replica of the
+// platform reads and writes the same documents.
+//
+// It keeps filestore's contract, in object-storage terms:
+//
+//   - Stage starts a multipart upload and streams the body into it one part
+//     (PartSize, 5 MiB by default) at a time, hashing and sniffing it on the
+//     way: one part buffer per upload in progress, never the whole file. The
+//     multipart upload is invisible to readers until it is completed.
+//   - Upload.Commit completes the multipart upload (the object appears
+//     under prefix+key, whole, at once); Upload.Discard aborts it and the
+//     store frees its parts. A body that fails, is too large or is empty
+//     aborts it too, so a failed upload leaves neither a row nor an object.
+//   - Sweep aborts multipart uploads under the prefix that a crash left
+//     unfinished (the platform runs it at start with an hour's margin; a
+//     bucket lifecycle rule AbortIncompleteMultipartUpload does the same job
+//     from the store's side).
+//   - Open streams an object with ranged GETs: http.ServeContent seeks, and a
+//     seek away from where the open response is opens a new one at the new
+//     offset, so a download is never held in memory and a Range request
+//     fetches only its range.
+//
+// Each part is sent with its SHA-256 in the signed request, so the store
+// refuses a part that was corrupted on the way.
+//
+// The client is minio-go v7: a small library (it adds about 2 MB to the
+// binary; the official AWS SDK adds about 9 MB and several times the build
+// time, see the README) that speaks the S3 API to any S3-compatible store,
+// signs with SigV4 and finds credentials the way AWS tools do.
+package s3store
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/govkit/govkit/docplatform/filestore"
+)
+
+// MinPartSize is S3's smallest part (except the last): 5 MiB.
+const MinPartSize = 5 << 20
+
+// maxParts is S3's largest part count for one upload.
+const maxParts = 10000
+
+// cleanupTimeout bounds aborting an upload and removing an object after a
+// failure, which must happen even when the request's context has ended.
+const cleanupTimeout = 30 * time.Second
+
+// Addressing styles (AWS_S3_ADDRESSING_STYLE, the AWS CLI's s3
+// addressing_style): auto is virtual-hosted for Amazon S3 and path-style
+// for any other endpoint, which is what MinIO, Ceph and versitygw expect.
+const (
+	AddressingAuto    = "auto"
+	AddressingPath    = "path"
+	AddressingVirtual = "virtual"
+)
+
+// Config says where the documents live and how to reach them.
+type Config struct {
+	Bucket string
+	// Prefix is put before every object name; empty or ending in "/".
+	Prefix string
+	// Endpoint is the store's base URL (AWS_ENDPOINT_URL_S3 or
+	// AWS_ENDPOINT_URL); empty means Amazon S3. http:// disables TLS.
+	Endpoint string
+	// Region (AWS_REGION or AWS_DEFAULT_REGION); empty asks the store.
+	Region string
+	// AccessKeyID, SecretAccessKey and SessionToken (AWS_ACCESS_KEY_ID,
+	// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN). Without a key id the
+	// client looks, in order, in the shared credentials file
+	// (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE) and at the platform's
+	// identity service (web identity token for EKS service accounts, ECS
+	// task role, EC2 instance profile).
+	AccessKeyID, SecretAccessKey, SessionToken string
+	// AddressingStyle is auto (default), path or virtual.
+	AddressingStyle string
+	// PartSize is the multipart part size, at least MinPartSize (the
+	// default); uploads in progress hold one part in memory each.
+	PartSize int64
+}
+
+// bucketName is S3's rule for bucket names (3–63 lowercase letters,
+// digits, dots and hyphens, starting and ending with a letter or digit).
+var bucketName = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+// ParseURL reads DOCUMENT_STORAGE's s3://bucket/prefix form. The prefix
+// may be empty; it is returned ending in "/" otherwise.
+func ParseURL(s string) (bucket, prefix string, err error) {
+	rest, ok := strings.CutPrefix(s, "s3://")
+	if !ok {
+		return "", "", errors.New("must start with s3://")
+	}
+	bucket, prefix, _ = strings.Cut(rest, "/")
+	if !bucketName.MatchString(bucket) || strings.Contains(bucket, "..") {
+		return "", "", fmt.Errorf("bucket %q is not a valid S3 bucket name (3-63 lowercase letters, digits, dots and hyphens)", bucket)
+	}
+	if strings.ContainsAny(prefix, "?#\\") || strings.ContainsFunc(prefix, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return "", "", errors.New("the prefix must not contain ?, #, \\ or control characters")
+	}
+	for _, seg := range strings.Split(strings.Trim(prefix, "/"), "/") {
+		if seg == "." || seg == ".." {
+			return "", "", errors.New("the prefix must not contain . or .. segments")
+		}
+	}
+	prefix = strings.Trim(prefix, "/")
+	if prefix != "" {
+		prefix += "/"
+	}
+	if len(prefix)+32 > 1024 {
+		return "", "", errors.New("the prefix is too long for S3 object names")
+	}
+	return bucket, prefix, nil
+}
+
+// Store is a bucket (and prefix) of objects named by random keys.
+type Store struct {
+	core     *minio.Core
+	bucket   string
+	prefix   string
+	endpoint string
+	partSize int64
+	buffers  sync.Pool // *[]byte of partSize
+}
+
+// Open connects to the store and checks that the bucket exists (the
+// platform never creates buckets: their policies are the operator's).
+func Open(ctx context.Context, c Config) (*Store, error) {
+	host, secure := "s3.amazonaws.com", true
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			return nil, fmt.Errorf("s3store: endpoint %q must be an http(s) URL without a path", c.Endpoint)
+		}
+		host, secure = u.Host, u.Scheme == "https"
+	}
+	lookup := minio.BucketLookupAuto
+	switch c.AddressingStyle {
+	case "", AddressingAuto:
+	case AddressingPath:
+		lookup = minio.BucketLookupPath
+	case AddressingVirtual:
+		lookup = minio.BucketLookupDNS
+	default:
+		return nil, fmt.Errorf("s3store: addressing style %q is not auto, path or virtual", c.AddressingStyle)
+	}
+	creds := credentials.NewStaticV4(c.AccessKeyID, c.SecretAccessKey, c.SessionToken)
+	if c.AccessKeyID == "" {
+		creds = credentials.NewChainCredentials([]credentials.Provider{
+			&credentials.FileAWSCredentials{},
+			&credentials.IAM{},
+		})
+	}
+	core, err := minio.NewCore(host, &minio.Options{
+		Creds: creds, Secure: secure, Region: c.Region, BucketLookup: lookup,
+		// A store that is down should fail an upload in seconds, not
+		// after minio-go's default ten retries.
+		MaxRetries: 3,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("s3store: %w", err)
+	}
+	part := max(c.PartSize, MinPartSize)
+	s := &Store{core: core, bucket: c.Bucket, prefix: c.Prefix, endpoint: host, partSize: part}
+	s.buffers.New = func() any { b := make([]byte, part); return &b }
+	ok, err := core.BucketExists(ctx, c.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("s3store: bucket %s at %s: %w", c.Bucket, host, err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("s3store: bucket %s does not exist at %s", c.Bucket, host)
+	}
+	return s, nil
+}
+
+// String names the bucket and prefix, for start-up logs.
+func (s *Store) String() string { return "s3://" + s.bucket + "/" + s.prefix + " at " + s.endpoint }
+
+func (s *Store) object(key string) string { return s.prefix + key }
+
+// storageErr marks an error of the store as filestore.ErrStorage.
+func storageErr(op string, err error) error {
+	return fmt.Errorf("%w: s3 %s: %w", filestore.ErrStorage, op, err)
+}
+
+// Stage streams r into a new multipart upload. More than max bytes:
+// filestore.ErrTooLarge; none: filestore.ErrEmpty (and the store is not
+// contacted); a read error of r is returned as it is; the store failing is
+// filestore.ErrStorage. On any error the multipart upload is aborted.
+func (s *Store) Stage(ctx context.Context, r io.Reader, max int64) (*filestore.Upload, error) {
+	partSize := s.partSize
+	var buf []byte
+	if need := (max + 1 + maxParts - 1) / maxParts; need > partSize {
+		// A limit so large that parts of the usual size would run out.
+		partSize = (need + MinPartSize - 1) / MinPartSize * MinPartSize
+		buf = make([]byte, partSize)
+	} else {
+		bp := s.buffers.Get().(*[]byte)
+		defer s.buffers.Put(bp)
+		buf = *bp
+	}
+	m := filestore.NewMeter()
+	body := io.TeeReader(io.LimitReader(r, max+1), m)
+	key := filestore.NewKey()
+	object := s.object(key)
+	var uploadID string
+	var parts []minio.CompletePart
+	abort := func() {
+		if uploadID == "" {
+			return
+		}
+		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		s.core.AbortMultipartUpload(actx, s.bucket, object, uploadID)
+	}
+	for {
+		n, rerr := io.ReadFull(body, buf)
+		if rerr != nil && rerr != io.EOF && rerr != io.ErrUnexpectedEOF {
+			abort()
+			return nil, rerr
+		}
+		if err := m.Check(max); errors.Is(err, filestore.ErrTooLarge) {
+			abort()
+			return nil, err
+		}
+		if n == 0 {
+			break
+		}
+		if uploadID == "" {
+			id, err := s.core.NewMultipartUpload(ctx, s.bucket, object, minio.PutObjectOptions{})
+			if err != nil {
+				return nil, storageErr("create multipart upload", err)
+			}
+			uploadID = id
+		}
+		sum := sha256.Sum256(buf[:n])
+		p, err := s.core.PutObjectPart(ctx, s.bucket, object, uploadID, len(parts)+1, bytes.NewReader(buf[:n]), int64(n),
+			minio.PutObjectPartOptions{Sha256Hex: hex.EncodeToString(sum[:])})
+		if err != nil {
+			abort()
+			return nil, storageErr("upload part", err)
+		}
+		parts = append(parts, minio.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag})
+		if rerr != nil {
+			break // the last, short part
+		}
+	}
+	if err := m.Check(max); err != nil {
+		abort()
+		return nil, err
+	}
+	commit := func(ctx context.Context) error {
+		_, err := s.core.CompleteMultipartUpload(ctx, s.bucket, object, uploadID, parts, minio.PutObjectOptions{})
+		if err != nil {
+			// The store may have completed it before the answer was
+			// lost: make sure no object is left behind the failure.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+			defer cancel()
+			s.core.RemoveObject(rctx, s.bucket, object, minio.RemoveObjectOptions{})
+			return storageErr("complete multipart upload", err)
+		}
+		return nil
+	}
+	return filestore.NewUpload(m, key, commit, abort), nil
+}
+
+// Open streams the object under key; size is its recorded size. A missing
+// object is filestore.ErrNotFound.
+func (s *Store) Open(ctx context.Context, key string, size int64) (io.ReadSeekCloser, error) {
+	if !filestore.ValidKey(key) {
+		return nil, filestore.ErrNotFound
+	}
+	o := &objectReader{ctx: ctx, s: s, object: s.object(key), size: size}
+	if err := o.open(); err != nil {
+		if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+			return nil, filestore.ErrNotFound
+		}
+		return nil, storageErr("get object", err)
+	}
+	return o, nil
+}
+
+// objectReader is an io.ReadSeekCloser over ranged GETs. pos is where the
+// reader is; bodyPos is where the open response body is. Seeking only
+// moves pos; a Read where the two differ opens a new response at pos.
+type objectReader struct {
+	ctx     context.Context
+	s       *Store
+	object  string
+	size    int64
+	pos     int64
+	body    io.ReadCloser
+	bodyPos int64
+}
+
+func (o *objectReader) open() error {
+	if o.body != nil {
+		o.body.Close()
+		o.body = nil
+	}
+	var opts minio.GetObjectOptions
+	if o.pos > 0 {
+		if err := opts.SetRange(o.pos, 0); err != nil {
+			return err
+		}
+	}
+	body, _, _, err := o.s.core.GetObject(o.ctx, o.s.bucket, o.object, opts)
+	if err != nil {
+		return err
+	}
+	o.body, o.bodyPos = body, o.pos
+	return nil
+}
+
+func (o *objectReader) Read(p []byte) (int, error) {
+	if o.pos >= o.size {
+		return 0, io.EOF
+	}
+	if o.body == nil || o.bodyPos != o.pos {
+		if err := o.open(); err != nil {
+			return 0, storageErr("get object", err)
+		}
+	}
+	if rest := o.size - o.pos; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := o.body.Read(p)
+	o.pos += int64(n)
+	o.bodyPos += int64(n)
+	if err == io.EOF && o.pos < o.size {
+		err = io.ErrUnexpectedEOF
+	}
+	if err == io.EOF {
+		err = nil // the next Read says EOF, from pos
+	}
+	return n, err
+}
+
+func (o *objectReader) Seek(offset int64, whence int) (int64, error) {
+	var abs int64
+	switch whence {
+	case io.SeekStart:
+		abs = offset
+	case io.SeekCurrent:
+		abs = o.pos + offset
+	case io.SeekEnd:
+		abs = o.size + offset
+	default:
+		return 0, errors.New("s3store: invalid whence")
+	}
+	if abs < 0 {
+		return 0, errors.New("s3store: negative position")
+	}
+	o.pos = abs
+	return abs, nil
+}
+
+func (o *objectReader) Close() error {
+	if o.body == nil {
+		return nil
+	}
+	err := o.body.Close()
+	o.body = nil
+	return err
+}
+
+// Remove deletes the object under key; a missing object is not an error.
+func (s *Store) Remove(ctx context.Context, key string) error {
+	if !filestore.ValidKey(key) {
+		return filestore.ErrNotFound
+	}
+	if err := s.core.RemoveObject(ctx, s.bucket, s.object(key), minio.RemoveObjectOptions{}); err != nil {
+		return storageErr("remove object", err)
+	}
+	return nil
+}
+
+// Sweep aborts multipart uploads under the prefix started more than age
+// ago: uploads a crash cut short.
+func (s *Store) Sweep(ctx context.Context, age time.Duration) (int, error) {
+	n := 0
+	err := s.incomplete(ctx, func(u minio.ObjectMultipartInfo) error {
+		if time.Since(u.Initiated) <= age {
+			return nil
+		}
+		if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
+			return storageErr("abort multipart upload", err)
+		}
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// incomplete calls f for each unfinished multipart upload under the prefix.
+func (s *Store) incomplete(ctx context.Context, f func(minio.ObjectMultipartInfo) error) error {
+	var keyMarker, idMarker string
+	for {
+		res, err := s.core.ListMultipartUploads(ctx, s.bucket, s.prefix, keyMarker, idMarker, "", 1000)
+		if err != nil {
+			return storageErr("list multipart uploads", err)
+		}
+		for _, u := range res.Uploads {
+			if err := f(u); err != nil {
+				return err
+			}
+		}
+		if !res.IsTruncated || (res.NextKeyMarker == keyMarker && res.NextUploadIDMarker == idMarker) {
+			return nil
+		}
+		keyMarker, idMarker = res.NextKeyMarker, res.NextUploadIDMarker
+	}
+}
+
+// Files counts the objects and the unfinished multipart uploads under the
+// prefix (for tests and operators checking that failed uploads left
+// nothing).
+func (s *Store) Files(ctx context.Context) (committed, incomplete int, err error) {
+	for o := range s.core.Client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix, Recursive: true}) {
+		if o.Err != nil {
+			return 0, 0, storageErr("list objects", o.Err)
+		}
+		committed++
+	}
+	err = s.incomplete(ctx, func(minio.ObjectMultipartInfo) error { incomplete++; return nil })
+	return committed, incomplete, err
+}
