@@ -49,6 +49,7 @@ func commands() map[string]command {
 		"docplatform": {"the document platform: serve, grant-admin", runPart("docplatform")},
 		"notify":      {"the notification service: serve, upgrade", runPart("notify")},
 		"event":       {"validate Event records, convert them to date form", runPart("event")},
+		"healthcheck": {"GET a health endpoint; exit 0 when it answers 2xx (for container health checks)", runHealthcheck},
 		"version":     {"print the version", runVersion},
 		"help":        {"show this help", runHelp},
 	}
