@@ -2,9 +2,12 @@ package testsvc
 
 import (
 	"context"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/minio/minio-go/v7"
 )
 
 func TestRequirePostgresGivesAFreshDatabaseDroppedAfterwards(t *testing.T) {
@@ -73,5 +76,45 @@ func TestRequireRedisIsolatesAndCleansKeys(t *testing.T) {
 	}
 	if n != 0 {
 		t.Fatalf("key %sk survived its test", prefix)
+	}
+}
+
+// .ci/install-deps builds the tool versions this package looks for.
+func TestInstallDepsBuildsTheVersionsLookedFor(t *testing.T) {
+	script, err := os.ReadFile("../../.ci/install-deps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"build_tool versitygw " + S3ServerModule + " " + S3ServerVersion,
+		"build_tool helm " + HelmModule + " " + HelmVersion,
+	} {
+		if !strings.Contains(string(script), want) {
+			t.Errorf(".ci/install-deps lacks %q", want)
+		}
+	}
+	if !strings.Contains(string(HelmPath()), HelmVersion) || !strings.Contains(S3ServerPath(), S3ServerVersion) {
+		t.Error("cache paths are not keyed by version")
+	}
+}
+
+// Each test gets an empty bucket of its own on the S3 server.
+func TestRequireS3(t *testing.T) {
+	a := RequireS3(t)
+	var b S3
+	t.Run("another", func(t *testing.T) { b = RequireS3(t) })
+	if a.Bucket == b.Bucket || a.Endpoint != b.Endpoint {
+		t.Fatalf("buckets %s and %s at %s and %s: want two buckets on one server", a.Bucket, b.Bucket, a.Endpoint, b.Endpoint)
+	}
+	ctx := context.Background()
+	if ok, err := a.Client.BucketExists(ctx, b.Bucket); err != nil || ok {
+		t.Fatalf("the subtest's bucket outlived it: %v %v", ok, err)
+	}
+	n := 0
+	for range a.Client.ListObjects(ctx, a.Bucket, minio.ListObjectsOptions{Recursive: true}) {
+		n++
+	}
+	if n != 0 {
+		t.Fatalf("a new bucket holds %d objects", n)
 	}
 }

@@ -1,0 +1,279 @@
+package deploy_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	notifyconfig "github.com/govkit/govkit/notify/config"
+	"github.com/govkit/govkit/internal/testsvc"
+)
+
+const chart = "helm/govkit"
+
+// manifest is one rendered Kubernetes object, as generic YAML.
+type manifest map[string]any
+
+// get walks a path of map keys and list indexes (ints).
+func (m manifest) get(path ...any) any {
+	var cur any = map[string]any(m)
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			mm, ok := cur.(map[string]any)
+			if !ok {
+				return nil
+			}
+			cur = mm[k]
+		case int:
+			l, ok := cur.([]any)
+			if !ok || k >= len(l) {
+				return nil
+			}
+			cur = l[k]
+		}
+	}
+	return cur
+}
+
+func (m manifest) str(path ...any) string { s, _ := m.get(path...).(string); return s }
+func (m manifest) kind() string          { return m.str("kind") }
+func (m manifest) name() string          { return m.str("metadata", "name") }
+
+func helm(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	cmd := exec.Command(testsvc.RequireHelm(t), args...)
+	// A private home: no repositories or plugins of the machine's user.
+	home := t.TempDir()
+	cmd.Env = append(os.Environ(), "HELM_CONFIG_HOME="+home, "HELM_CACHE_HOME="+home, "HELM_DATA_HOME="+home)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	if err != nil {
+		err = errors.New(err.Error() + ": " + errb.String() + out.String())
+	}
+	return out.String(), err
+}
+
+func render(t *testing.T, values string, set ...string) []manifest {
+	t.Helper()
+	args := []string{"template", "rel", chart, "--namespace", "govkit", "-f", values}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	out, err := helm(t, args...)
+	if err != nil {
+		t.Fatalf("helm template -f %s: %v", values, err)
+	}
+	var ms []manifest
+	dec := yaml.NewDecoder(strings.NewReader(out))
+	for {
+		var m manifest
+		err := dec.Decode(&m)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("rendered YAML: %v", err)
+		}
+		if m != nil {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// CI lints and renders the chart with each values file under ci/ and
+// checks what Kubernetes would run: the kinds, probes on the health
+// endpoints, no root, a read-only root filesystem, resources, pinned
+// images, secrets only by reference, a PodDisruptionBudget per Deployment
+// and notify's two roles.
+func TestHelmChart(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(chart, "ci", "*.yaml"))
+	if len(files) < 4 {
+		t.Fatalf("values files %v", files)
+	}
+	want := map[string]map[string]int{
+		"default-values.yaml":     {"Deployment": 3, "Service": 3, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1},
+		"notifybc-values.yaml":    {"Deployment": 3, "Service": 3, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1, "Ingress": 1, "Secret": 2},
+		"production-values.yaml":  {"Deployment": 3, "Service": 3, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1, "Ingress": 2, "HorizontalPodAutoscaler": 2},
+		"notify-only-values.yaml": {"Deployment": 2, "Service": 1, "PodDisruptionBudget": 2, "ConfigMap": 1, "ServiceAccount": 1},
+	}
+	for _, f := range files {
+		name := filepath.Base(f)
+		t.Run(name, func(t *testing.T) {
+			if out, err := helm(t, "lint", "--strict", chart, "-f", f); err != nil {
+				t.Fatalf("helm lint: %v\n%s", err, out)
+			}
+			ms := render(t, f)
+			kinds := map[string]int{}
+			for _, m := range ms {
+				kinds[m.kind()]++
+			}
+			if w, ok := want[name]; ok {
+				for k, n := range w {
+					if kinds[k] != n {
+						t.Errorf("%d %s, want %d (all: %v)", kinds[k], k, n, kinds)
+					}
+				}
+				for k := range kinds {
+					if _, ok := w[k]; !ok {
+						t.Errorf("unexpected %s", k)
+					}
+				}
+			}
+			checkManifests(t, ms)
+		})
+	}
+}
+
+func checkManifests(t *testing.T, ms []manifest) {
+	t.Helper()
+	roles := map[string]manifest{}
+	pdbs := map[string]bool{}
+	for _, m := range ms {
+		if m.kind() == "PodDisruptionBudget" {
+			pdbs[m.name()] = true
+		}
+	}
+	for _, m := range ms {
+		if m.kind() != "Deployment" {
+			continue
+		}
+		pod := manifest(m.get("spec", "template", "spec").(map[string]any))
+		if pod.get("securityContext", "runAsNonRoot") != true {
+			t.Errorf("%s: pod runAsNonRoot is not true", m.name())
+		}
+		if !pdbs[m.name()] {
+			t.Errorf("%s has no PodDisruptionBudget", m.name())
+		}
+		containers, _ := pod.get("containers").([]any)
+		for i := range containers {
+			c := manifest(containers[i].(map[string]any))
+			where := m.name() + "/" + c.str("name")
+			image := c.str("image")
+			if !pinned(image) {
+				t.Errorf("%s: image %q is not pinned", where, image)
+			}
+			sc := func(k string) any { return c.get("securityContext", k) }
+			if sc("runAsNonRoot") != true || sc("readOnlyRootFilesystem") != true || sc("allowPrivilegeEscalation") != false ||
+				!slices.Contains(c.get("securityContext", "capabilities", "drop").([]any), any("ALL")) {
+				t.Errorf("%s: securityContext %v", where, c.get("securityContext"))
+			}
+			for _, probe := range []string{"readinessProbe", "livenessProbe", "startupProbe"} {
+				if c.str(probe, "httpGet", "path") != "/api/health" {
+					t.Errorf("%s: %s is not on /api/health", where, probe)
+				}
+			}
+			if c.get("resources", "requests", "cpu") == nil || c.get("resources", "requests", "memory") == nil || c.get("resources", "limits", "memory") == nil {
+				t.Errorf("%s: resources %v: requests (cpu, memory) and a memory limit are needed", where, c.get("resources"))
+			}
+			env, _ := c.get("env").([]any)
+			for _, e := range env {
+				e := manifest(e.(map[string]any))
+				n := e.str("name")
+				if (strings.Contains(n, "PASSWORD") || strings.Contains(n, "SECRET")) && e.get("valueFrom") == nil {
+					t.Errorf("%s: %s is a literal value; secrets come from Secrets", where, n)
+				}
+				if n == "NOTIFYBC_NODE_ROLE" {
+					roles[e.str("value")] = m
+				}
+			}
+		}
+	}
+	if p, s := roles["primary"], roles["secondary"]; p == nil || s == nil {
+		t.Fatalf("notify roles %v: want a primary and secondaries", roles)
+	} else if p.get("spec", "replicas") != 1 || p.str("spec", "strategy", "type") != "Recreate" {
+		t.Errorf("notify primary: replicas %v, strategy %v; want 1, Recreate", p.get("spec", "replicas"), p.get("spec", "strategy"))
+	}
+}
+
+// An operator's NotifyBC values file keeps working: its replica count,
+// ingress, resources, extra variables, config files and the passwords of
+// its MongoDB and Redis reach notify; its empty securityContext does not
+// undo the hardening (checked above). The rendered config files load in
+// notify's own config loader with the environment the pods get.
+func TestHelmChartTakesNotifyBCValues(t *testing.T) {
+	ms := render(t, filepath.Join(chart, "ci", "notifybc-values.yaml"))
+	var secondary, configMap manifest
+	secrets := map[string]bool{}
+	for _, m := range ms {
+		switch {
+		case m.kind() == "Deployment" && strings.HasSuffix(m.name(), "notify-secondary"):
+			secondary = m
+		case m.kind() == "ConfigMap":
+			configMap = m
+		case m.kind() == "Secret":
+			secrets[m.name()] = true
+		case m.kind() == "Ingress":
+			if m.str("spec", "rules", 0, "host") != "notify-bc.local" {
+				t.Errorf("ingress host %v", m.get("spec", "rules"))
+			}
+		}
+	}
+	if secondary.get("spec", "replicas") != 3 {
+		t.Errorf("replicaCount 3 gave %v secondaries", secondary.get("spec", "replicas"))
+	}
+	c := manifest(secondary.get("spec", "template", "spec", "containers", 0).(map[string]any))
+	if c.str("image") != "registry.example.org/govkit:1.2.3" || c.str("resources", "limits", "memory") != "1Gi" {
+		t.Errorf("image %s, resources %v", c.str("image"), c.get("resources"))
+	}
+	if !secrets["rel-govkit-redis"] || !secrets["rel-govkit-mongodb"] {
+		t.Errorf("secrets %v: redis.auth.password and mongodb.auth.passwords become Secrets", secrets)
+	}
+	env := map[string]string{}
+	for _, e := range c.get("env").([]any) {
+		e := manifest(e.(map[string]any))
+		v := e.str("value")
+		if e.get("valueFrom") != nil {
+			v = "from-secret-" + strings.ToLower(e.str("name"))
+		}
+		env[e.str("name")] = v
+	}
+	if env["TZ"] != "America/Vancouver" {
+		t.Errorf("extraEnvs: TZ=%q", env["TZ"])
+	}
+
+	// Lay the ConfigMap out as the volume's items do, and load it.
+	dir := t.TempDir()
+	items := secondary.get("spec", "template", "spec", "volumes", 0, "configMap", "items").([]any)
+	for _, it := range items {
+		it := manifest(it.(map[string]any))
+		p := filepath.Join(dir, it.str("path"))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(configMap.str("data", it.str("key"))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "datasources", "db.datasource.local.js")); err != nil {
+		t.Fatal("db.datasource.local.js is not in datasources/")
+	}
+	cfg, err := notifyconfig.Load(notifyconfig.Options{Dir: dir, NodeEnv: env["NODE_ENV"], Env: env, JSPoolSize: 1})
+	if err != nil {
+		t.Fatalf("notify cannot load the chart's config: %v", err)
+	}
+	if q := cfg.Queue.Connection; q == nil || q.Host != "redis-master" || q.Port != 6379 || q.Password != "from-secret-redis_password" {
+		t.Errorf("queue.connection %+v", q)
+	}
+	wantURI := "mongodb://notify-bc:from-secret-mongodb_password@mongodb-0.mongodb-headless:27017/notify-bc?replicaSet=rs0"
+	if cfg.Datasource.URI != wantURI {
+		t.Errorf("datasource uri %q, want %q", cfg.Datasource.URI, wantURI)
+	}
+	if cfg.Email.InboundSMTPServer.ListeningSMTPPort != 2525 {
+		t.Errorf("inbound SMTP port %d", cfg.Email.InboundSMTPServer.ListeningSMTPPort)
+	}
+}
+
+func TestHelmChartRefusesLatest(t *testing.T) {
+	if _, err := helm(t, "template", "rel", chart, "--set", "image.tag=latest"); err == nil || !strings.Contains(err.Error(), "latest is not allowed") {
+		t.Fatalf("image.tag=latest: %v", err)
+	}
+}
