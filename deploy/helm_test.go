@@ -13,8 +13,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	notifyconfig "github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/internal/testsvc"
+	notifyconfig "github.com/govkit/govkit/notify/config"
 )
 
 const chart = "helm/govkit"
@@ -45,8 +45,8 @@ func (m manifest) get(path ...any) any {
 }
 
 func (m manifest) str(path ...any) string { s, _ := m.get(path...).(string); return s }
-func (m manifest) kind() string          { return m.str("kind") }
-func (m manifest) name() string          { return m.str("metadata", "name") }
+func (m manifest) kind() string           { return m.str("kind") }
+func (m manifest) name() string           { return m.str("metadata", "name") }
 
 func helm(t *testing.T, args ...string) (string, error) {
 	t.Helper()
