@@ -19,6 +19,10 @@ import (
 
 const chart = "helm/govkit"
 
+// kubeVersion is the cluster version helm template renders for: a helm
+// built from source defaults to an old one (releases set it at link time).
+const kubeVersion = "1.31.0"
+
 // manifest is one rendered Kubernetes object, as generic YAML.
 type manifest map[string]any
 
@@ -65,7 +69,7 @@ func helm(t *testing.T, args ...string) (string, error) {
 
 func render(t *testing.T, values string, set ...string) []manifest {
 	t.Helper()
-	args := []string{"template", "rel", chart, "--namespace", "govkit", "-f", values}
+	args := []string{"template", "rel", chart, "--namespace", "govkit", "--kube-version", kubeVersion, "-f", values}
 	for _, s := range set {
 		args = append(args, "--set", s)
 	}
@@ -76,7 +80,9 @@ func render(t *testing.T, values string, set ...string) []manifest {
 	var ms []manifest
 	dec := yaml.NewDecoder(strings.NewReader(out))
 	for {
-		var m manifest
+		// Into a plain map: decoding into the named type would make every
+		// nested map a manifest too, and the walks below expect plain maps.
+		var m map[string]any
 		err := dec.Decode(&m)
 		if err == io.EOF {
 			break
@@ -85,7 +91,7 @@ func render(t *testing.T, values string, set ...string) []manifest {
 			t.Fatalf("rendered YAML: %v", err)
 		}
 		if m != nil {
-			ms = append(ms, m)
+			ms = append(ms, manifest(m))
 		}
 	}
 	return ms
@@ -148,7 +154,11 @@ func checkManifests(t *testing.T, ms []manifest) {
 		if m.kind() != "Deployment" {
 			continue
 		}
-		pod := manifest(m.get("spec", "template", "spec").(map[string]any))
+		podSpec, ok := m.get("spec", "template", "spec").(map[string]any)
+		if !ok {
+			t.Fatalf("%s: no pod spec: %v", m.name(), m)
+		}
+		pod := manifest(podSpec)
 		if pod.get("securityContext", "runAsNonRoot") != true {
 			t.Errorf("%s: pod runAsNonRoot is not true", m.name())
 		}
@@ -273,7 +283,7 @@ func TestHelmChartTakesNotifyBCValues(t *testing.T) {
 }
 
 func TestHelmChartRefusesLatest(t *testing.T) {
-	if _, err := helm(t, "template", "rel", chart, "--set", "image.tag=latest"); err == nil || !strings.Contains(err.Error(), "latest is not allowed") {
+	if _, err := helm(t, "template", "rel", chart, "--kube-version", kubeVersion, "--set", "image.tag=latest"); err == nil || !strings.Contains(err.Error(), "latest is not allowed") {
 		t.Fatalf("image.tag=latest: %v", err)
 	}
 }

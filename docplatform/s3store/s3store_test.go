@@ -387,3 +387,36 @@ func TestOpenRefusesAMissingBucketAndBadSettings(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkUploadAndDownload stages, commits and reads back a 12 MiB
+// document (three parts) against the test S3 server on loopback.
+func BenchmarkUploadAndDownload(b *testing.B) {
+	ctx := context.Background()
+	s3 := testsvc.RequireS3(b)
+	s, err := s3store.Open(ctx, s3store.Config{Bucket: s3.Bucket, Endpoint: s3.Endpoint, Region: s3.Region,
+		AccessKeyID: s3.AccessKeyID, SecretAccessKey: s3.SecretAccessKey})
+	if err != nil {
+		b.Fatal(err)
+	}
+	body := randomBytes(12 << 20)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		u, err := s.Stage(ctx, bytes.NewReader(body), 64<<20)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := u.Commit(ctx); err != nil {
+			b.Fatal(err)
+		}
+		r, err := s.Open(ctx, u.Key, u.Size)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if n, err := io.Copy(io.Discard, r); err != nil || n != u.Size {
+			b.Fatal(n, err)
+		}
+		r.Close()
+		s.Remove(ctx, u.Key)
+	}
+}
