@@ -53,6 +53,10 @@ type Dispatch struct {
 	Successful []string
 	Failed     []DispatchFailure
 	Skipped    []string
+	// Counts are the full counts (ours); the lists may be cut short for
+	// very large broadcasts. Computed for the API, never stored: a
+	// client's counts are dropped.
+	Counts *DispatchCounts
 	// Extra keeps other keys, such as the original's temporary "req".
 	Extra Fields
 }
@@ -76,7 +80,7 @@ const (
 )
 
 // DispatchResult is one subscriber's result of a broadcast, kept outside the
-// notification document (collection "notificationDispatch"), at most one per
+// notification document (see notify/mongostore), at most one per
 // notification and subscription.
 type DispatchResult struct {
 	SubscriptionID string
@@ -164,6 +168,9 @@ func (d *Dispatch) Fields() Fields {
 		e.put("failed", arr)
 	}
 	e.strings("skipped", d.Skipped)
+	if c := d.Counts; c != nil {
+		e.put("counts", Fields{{"candidates", c.Candidates}, {"successful", c.Successful}, {"failed", c.Failed}, {"skipped", c.Skipped}, {"pending", c.Pending}})
+	}
 	e.extra(d.Extra)
 	return e.f
 }
@@ -247,6 +254,8 @@ func (n *Notification) decodeDispatch(d *decoder, e Field) {
 			sub.strings(f, &dp.Successful)
 		case "skipped":
 			sub.strings(f, &dp.Skipped)
+		case "counts":
+			// computed for the API; never stored
 		case "failed":
 			arr, ok := f.Value.([]any)
 			if !ok {

@@ -80,12 +80,12 @@ const (
 	CollAccessToken    = "AccessToken"
 	CollBounce         = "bounce"
 	CollRss            = "rss"
-	// CollNotificationDispatch is ours: the per-subscriber results of
-	// broadcasts (see [DispatchResult]).
-	CollNotificationDispatch = "notificationDispatch"
-	// CollNotificationDispatchCandidate is ours: the subscribers chosen for
-	// a broadcast when it starts.
-	CollNotificationDispatchCandidate = "notificationDispatchCandidate"
+	// CollNotificationBroadcast, CollNotificationBroadcastChunk and
+	// CollNotificationBroadcastResult are ours: a broadcast's header, its
+	// chunks of subscribers and their results (see notify/mongostore).
+	CollNotificationBroadcast       = "notificationBroadcast"
+	CollNotificationBroadcastChunk  = "notificationBroadcastChunk"
+	CollNotificationBroadcastResult = "notificationBroadcastResult"
 )
 
 // Role is the caller's role, as the original names it.

@@ -2,6 +2,7 @@ package embeddedmongo_test
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,58 @@ func BenchmarkStart(b *testing.B) {
 		if err := srv.Stop(ctx); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// After IndexIDs, SQLite answers FerretDB's _id lookups from an index
+// instead of reading every row; the answers are the same.
+func TestIndexIDsMakesIDLookupsIndexed(t *testing.T) {
+	dir := t.TempDir()
+	srv := start(t, embeddedmongo.Config{Dir: dir})
+	ctx := context.Background()
+	coll := connect(t, srv.URI()).Database("idx").Collection("things")
+	var docs []any
+	for i := range 26 {
+		docs = append(docs, bson.D{{Key: "_id", Value: "k" + string(rune('a'+i))}, {Key: "i", Value: i}})
+	}
+	if _, err := coll.InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	plan := func() string {
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "idx.sqlite"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var table string
+		if err := db.QueryRow(`SELECT table_name FROM _ferretdb_collections WHERE name = 'things'`).Scan(&table); err != nil {
+			t.Fatal(err)
+		}
+		var id, parent, unused int
+		var detail string
+		q := `EXPLAIN QUERY PLAN SELECT _ferretdb_sjson FROM "` + table + `" WHERE _ferretdb_sjson->'$._id' = ?`
+		if err := db.QueryRow(q, `"ka"`).Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		return detail
+	}
+	if p := plan(); !strings.HasPrefix(p, "SCAN") {
+		t.Fatalf("before: plan %q; FerretDB now indexes its own lookups, IndexIDs may go", p)
+	}
+	if err := srv.IndexIDs(ctx, "idx"); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.IndexIDs(ctx, "idx"); err != nil {
+		t.Fatalf("second call: %v", err)
+	}
+	if p := plan(); !strings.Contains(p, "USING INDEX") {
+		t.Fatalf("after: plan %q", p)
+	}
+	var got bson.M
+	if err := coll.FindOne(ctx, bson.D{{Key: "_id", Value: "kb"}}).Decode(&got); err != nil || got["i"] != int32(1) {
+		t.Fatalf("lookup = %v, %v", got, err)
+	}
+	if err := srv.IndexIDs(ctx, "no-such-db"); err != nil {
+		t.Errorf("missing database: %v", err)
 	}
 }

@@ -2,6 +2,7 @@ package mongostore_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -26,124 +27,129 @@ func benchStore(b *testing.B) *mongostore.Store {
 	if _, err := s.EnsureIndexes(ctx); err != nil {
 		b.Fatal(err)
 	}
+	if err := embedded.IndexIDs(ctx, s.Database()); err != nil {
+		b.Fatal(err)
+	}
 	return s
 }
 
-func results(ids []string) []notify.DispatchResult {
-	rs := make([]notify.DispatchResult, len(ids))
-	for i, id := range ids {
-		rs[i] = notify.DispatchResult{SubscriptionID: id, UserChannelID: id + "@example.org", Outcome: notify.DispatchSuccessful}
-		if i%10 == 0 {
-			rs[i].Outcome = notify.DispatchFailed
-			rs[i].Error = "550 mailbox unavailable"
+// loadSubscriptions bulk-inserts n confirmed email subscriptions of svc,
+// shaped as the API stores them (templates included).
+func loadSubscriptions(b *testing.B, s *mongostore.Store, svc string, n int) []string {
+	b.Helper()
+	subs := make([]*notify.Subscription, n)
+	for i := range subs {
+		subs[i] = &notify.Subscription{
+			ServiceName: svc, Channel: notify.ChannelEmail, State: notify.StateConfirmed,
+			UserChannelID: fmt.Sprintf("user%d@example.org", i), UnsubscriptionCode: "12345",
+			ConfirmationRequest: notify.Fields{{Key: "confirmationCode", Value: "54321"}, {Key: "from", Value: "no_reply@invalid.local"},
+				{Key: "subject", Value: "Subscription confirmation"}, {Key: "textBody", Value: "Enter {subscription_confirmation_code} on screen"}},
+			Data: notify.Fields{{Key: "name", Value: fmt.Sprint("user ", i)}},
 		}
 	}
-	return rs
+	if err := s.Subscriptions().InsertMany(context.Background(), subs); err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, n)
+	for i, sub := range subs {
+		ids[i] = sub.ID.Hex()
+	}
+	return ids
 }
 
-// BenchmarkDispatch10k measures one broadcast of 10,000 subscribers on the
-// embedded store: results written in batches of 1,000 as a chunk worker
-// would, then read back for the API.
-func BenchmarkDispatch10k(b *testing.B) {
+// BenchmarkBroadcast10k measures the store's part of one broadcast of
+// 10,000 subscribers on the embedded store: planning (one pass over the
+// subscriptions, chunks of 1,000 written), the chunk worker's reads and its
+// result writes (5 partial documents of 200 per chunk, then folded into
+// the chunk's result document), and reading dispatch back for
+// the API.
+func BenchmarkBroadcast10k(b *testing.B) {
 	ctx := context.Background()
-	ids := subIDs(10000)
-	rs := results(ids)
-	const batch = 1000
-
-	b.Run("write results", func(b *testing.B) {
-		s := benchStore(b)
+	const subscribers, chunk, batch = 10000, 1000, 200
+	s := benchStore(b)
+	ids := loadSubscriptions(b, s, "bench", subscribers)
+	results := make([]notify.DispatchResult, len(ids))
+	for i, id := range ids {
+		results[i] = notify.DispatchResult{SubscriptionID: id, Outcome: notify.DispatchSuccessful}
+		if i%10 == 0 {
+			results[i] = notify.DispatchResult{SubscriptionID: id, UserChannelID: "x@y", Outcome: notify.DispatchFailed, Error: notify.Fields{{Key: "message", Value: "550 mailbox unavailable"}}}
+		}
+	}
+	perSub := func(b *testing.B) {
+		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*subscribers)*1e6, "µs/subscriber")
+	}
+	b.Run("plan", func(b *testing.B) {
 		for b.Loop() {
-			nid := notify.NewID()
-			for i := 0; i < len(rs); i += batch {
-				if _, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil {
+			if _, _, err := s.PlanChunks(ctx, notify.NewID(), "bench", notify.ChannelEmail, chunk, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perSub(b)
+	})
+	nid := notify.NewID()
+	chunks, _, err := s.PlanChunks(ctx, nid, "bench", notify.ChannelEmail, chunk, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("read chunks", func(b *testing.B) {
+		for b.Loop() {
+			for i := range chunks {
+				if _, err := s.BroadcastResults(ctx, nid, i); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := s.BroadcastChunk(ctx, nid, i); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N*len(rs))*1e6, "µs/result")
+		perSub(b)
 	})
-	b.Run("write candidates then results", func(b *testing.B) {
-		s := benchStore(b)
+	b.Run("record results", func(b *testing.B) {
 		for b.Loop() {
-			nid := notify.NewID()
-			if _, err := s.AddDispatchCandidates(ctx, nid, ids); err != nil {
+			b.StopTimer()
+			n := notify.NewID()
+			if _, _, err := s.PlanChunks(ctx, n, "bench", notify.ChannelEmail, chunk, nil); err != nil {
 				b.Fatal(err)
 			}
-			for i := 0; i < len(rs); i += batch {
-				if _, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil {
+			b.StartTimer()
+			for c := range chunks {
+				part := 0
+				for i := c * chunk; i < (c+1)*chunk; i += batch {
+					if part, err = s.RecordChunk(ctx, n, c, part, results[i:i+batch]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				r, err := s.BroadcastResults(ctx, n, c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := s.CompleteChunk(ctx, n, c, r); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
-		b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N*len(rs))*1e6, "µs/result")
+		perSub(b)
 	})
-	b.Run("retry of recorded results", func(b *testing.B) {
-		s := benchStore(b)
-		nid := notify.NewID()
-		for i := 0; i < len(rs); i += batch {
-			if _, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for b.Loop() {
-			for i := 0; i < len(rs); i += batch {
-				if n, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil || n != 0 {
-					b.Fatal(n, err)
-				}
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N*len(rs))*1e6, "µs/result")
-	})
-	b.Run("read back for the API", func(b *testing.B) {
-		s := benchStore(b)
-		n := &notify.Notification{ServiceName: "s", IsBroadcast: true}
-		if err := s.Notifications().Insert(ctx, n); err != nil {
+	for c := range chunks {
+		if _, err := s.RecordChunk(ctx, nid, c, 0, results[c*chunk:(c+1)*chunk]); err != nil {
 			b.Fatal(err)
 		}
-		for i := 0; i < len(rs); i += batch {
-			if _, err := s.RecordDispatch(ctx, n.ID, rs[i:i+batch]); err != nil {
-				b.Fatal(err)
-			}
+		r, err := s.BroadcastResults(ctx, nid, c)
+		if err != nil {
+			b.Fatal(err)
 		}
+		if err := s.CompleteChunk(ctx, nid, c, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("read back for the API", func(b *testing.B) {
 		for b.Loop() {
-			got, err := s.Notifications().FindByID(ctx, n.ID.Hex())
-			if err != nil {
+			n := &notify.Notification{Meta: notify.Meta{ID: nid}, IsBroadcast: true}
+			if err := s.LoadDispatch(ctx, n); err != nil {
 				b.Fatal(err)
 			}
-			if err := s.LoadDispatch(ctx, got); err != nil {
-				b.Fatal(err)
-			}
-			if len(got.Dispatch.Candidates) != len(rs) {
-				b.Fatal(len(got.Dispatch.Candidates))
-			}
-		}
-	})
-	b.Run("outcomes of a retried batch of 1000", func(b *testing.B) {
-		s := benchStore(b)
-		nid := notify.NewID()
-		for i := 0; i < len(rs); i += batch {
-			if _, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for b.Loop() {
-			got, err := s.DispatchOutcomes(ctx, nid, ids[5000:6000])
-			if err != nil || len(got) != 1000 {
-				b.Fatal(len(got), err)
-			}
-		}
-	})
-	b.Run("counts", func(b *testing.B) {
-		s := benchStore(b)
-		nid := notify.NewID()
-		for i := 0; i < len(rs); i += batch {
-			if _, err := s.RecordDispatch(ctx, nid, rs[i:i+batch]); err != nil {
-				b.Fatal(err)
-			}
-		}
-		for b.Loop() {
-			if _, err := s.DispatchCounts(ctx, nid); err != nil {
-				b.Fatal(err)
+			if n.Dispatch.Counts.Candidates != subscribers {
+				b.Fatal(n.Dispatch.Counts)
 			}
 		}
 	})

@@ -173,6 +173,38 @@ func (c *Collection[T, P]) Insert(ctx context.Context, rec P) error {
 	return nil
 }
 
+// InsertMany stores new records in bulk, as Insert does one by one (ids
+// and dates assigned, defaults applied, recs updated), in round trips of
+// up to 1,000 records: for loading many records at once.
+func (c *Collection[T, P]) InsertMany(ctx context.Context, recs []P) error {
+	for start := 0; start < len(recs); start += 1000 {
+		batch := recs[start:min(start+1000, len(recs))]
+		docs := make([]any, len(batch))
+		for i, rec := range batch {
+			rec.ApplyDefaults()
+			if c.schema.stringID && !rec.Fields().Has("id") {
+				return fmt.Errorf("mongostore: %s: a record needs its id", c.schema.name)
+			}
+			docs[i] = c.writeDoc(rec.Fields(), false)
+		}
+		if _, err := c.c.InsertMany(ctx, docs); err != nil {
+			return fmt.Errorf("mongostore: insert %s: %w", c.schema.name, mapErr(err))
+		}
+		for i, rec := range batch {
+			raw, err := bson.Marshal(docs[i])
+			if err != nil {
+				return err
+			}
+			stored, err := c.decode(raw, true)
+			if err != nil {
+				return err
+			}
+			*rec = *stored
+		}
+	}
+	return nil
+}
+
 // FindByID returns the record with id; an unknown or malformed id is
 // notify.ErrNotFound.
 func (c *Collection[T, P]) FindByID(ctx context.Context, id string) (P, error) {

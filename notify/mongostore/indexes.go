@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -56,8 +57,14 @@ type IndexReport struct {
 // and logged, so a deployment with hand-made indexes still starts.
 //
 // Before the administrator email index it fills the lower-cased email key
-// of administrators written by the original, which lacks it.
+// of administrators written by the original, which lacks it. Every
+// collection the service uses is created first if missing, so that the
+// embedded store can index all of them at start (see
+// embeddedmongo.Server.IndexIDs).
 func (s *Store) EnsureIndexes(ctx context.Context) ([]IndexReport, error) {
+	if err := s.ensureCollections(ctx); err != nil {
+		return nil, err
+	}
 	if err := s.backfillEmailKeys(ctx); err != nil {
 		return nil, err
 	}
@@ -80,6 +87,29 @@ func (s *Store) EnsureIndexes(ctx context.Context) ([]IndexReport, error) {
 		}
 	}
 	return reports, nil
+}
+
+// ensureCollections creates the service's collections that are missing.
+func (s *Store) ensureCollections(ctx context.Context) error {
+	have, err := s.db.ListCollectionNames(ctx, bson.D{})
+	if err != nil {
+		return fmt.Errorf("mongostore: list collections: %w", err)
+	}
+	names := []string{notify.CollNotificationBroadcast, notify.CollNotificationBroadcastChunk, notify.CollNotificationBroadcastResult}
+	for _, sch := range allSchemas {
+		names = append(names, sch.name)
+	}
+	for _, name := range names {
+		if slices.Contains(have, name) {
+			continue
+		}
+		err := s.db.CreateCollection(ctx, name)
+		var ce mongo.CommandError
+		if err != nil && !(errors.As(err, &ce) && ce.Code == 48) { // NamespaceExists: another node was first
+			return fmt.Errorf("mongostore: create collection %s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func (s *Store) logIndex(ctx context.Context, r IndexReport) {

@@ -19,7 +19,10 @@ import (
 
 // embeddedURI is the one embedded store all tests of the package share;
 // each test works in a database of its own (one SQLite file).
-var embeddedURI string
+var (
+	embeddedURI string
+	embedded    *embeddedmongo.Server
+)
 
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
@@ -37,7 +40,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	embeddedURI = srv.URI()
+	embeddedURI, embedded = srv.URI(), srv
 	code := m.Run()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -123,25 +123,8 @@ var (
 		name:  notify.CollRss,
 		dates: dates("lastPoll", "items._notifyBCLastPoll", "items.pubDate"),
 	}
-	dispatchSchema = &schema{
-		name:      notify.CollNotificationDispatch,
-		objectIDs: map[string]bool{"notificationId": true},
-		indexes: []indexSpec{
-			// _id already makes the pair unique; these serve MongoDB's reads
-			// of one broadcast (FerretDB v1 uses no index but _id to read).
-			{Name: "unique_notificationId_subscriptionId", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "subscriptionId", Value: 1}}, Unique: true},
-			{Name: "notificationId_outcome", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "outcome", Value: 1}}},
-		},
-	}
-	dispatchCandidateSchema = &schema{
-		name:      notify.CollNotificationDispatchCandidate,
-		objectIDs: map[string]bool{"notificationId": true},
-		indexes: []indexSpec{
-			{Name: "unique_notificationId_subscriptionId", Keys: bson.D{{Key: "notificationId", Value: 1}, {Key: "subscriptionId", Value: 1}}, Unique: true},
-		},
-	}
 	allSchemas = []*schema{subscriptionSchema, notificationSchema, configurationSchema, administratorSchema,
-		userCredentialSchema, accessTokenSchema, bounceSchema, rssSchema, dispatchSchema, dispatchCandidateSchema}
+		userCredentialSchema, accessTokenSchema, bounceSchema, rssSchema}
 )
 
 func emailKeyOf(doc bson.D) any {

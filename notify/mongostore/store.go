@@ -51,7 +51,16 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for created/updated stamps; nil means notify.Now.
 	Now func() time.Time
+	// DispatchListLimit bounds each list of dispatch the API shows
+	// (candidates, successful, failed, skipped); 0 means
+	// DefaultDispatchListLimit. dispatch.counts always has the full counts.
+	DispatchListLimit int
 }
+
+// DefaultDispatchListLimit is the longest dispatch list the API shows: a
+// broadcast of any size answers in bounded time and memory, and lists as
+// long as the original's documents could hold are shown whole.
+const DefaultDispatchListLimit = 100000
 
 // Store is the notification service's MongoDB storage. It is safe for
 // concurrent use.
@@ -65,6 +74,7 @@ type Store struct {
 	// _id equality (FerretDB v1 on SQLite scans for everything else), so
 	// batch lookups are better made as point reads.
 	idOnlyQueries bool
+	listLimit     int
 }
 
 // Open connects to uri and checks the server answers. It does not create
@@ -90,7 +100,10 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mongostore: connect: %w", err)
 	}
-	s := &Store{client: client, db: client.Database(dbName), log: opts.Logger, now: opts.Now}
+	s := &Store{client: client, db: client.Database(dbName), log: opts.Logger, now: opts.Now, listLimit: opts.DispatchListLimit}
+	if s.listLimit <= 0 {
+		s.listLimit = DefaultDispatchListLimit
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

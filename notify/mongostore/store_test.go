@@ -317,7 +317,6 @@ func TestEnsureIndexes(t *testing.T) {
 			{"our keys under another name count as present", "subscription", "serviceName_state_channel", mongostore.IndexPresent},
 			{"a missing index is created", "subscription", "created", mongostore.IndexCreated},
 			{"the administrator email key index is created", "administrator", "unique_emailLowercase", mongostore.IndexCreated},
-			{"the dispatch set index is created", "notificationDispatch", "unique_notificationId_subscriptionId", mongostore.IndexCreated},
 			{"UserCredential userId is unique", "UserCredential", "unique_userId", mongostore.IndexCreated},
 			{"bounce lookups are indexed", "bounce", "state_channel_userChannelId", mongostore.IndexCreated},
 		}
