@@ -14,6 +14,7 @@ import (
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mailmerge"
+	"github.com/govkit/govkit/notify/queue"
 	"github.com/govkit/govkit/notify/sms"
 )
 
@@ -33,6 +34,10 @@ var (
 	ErrInvalidUser = errors.New("invalid user")
 	// ErrClosed is returned for dispatches started after Close.
 	ErrClosed = errors.New("dispatch: dispatcher is closed")
+	// ErrQueueUnavailable is a broadcast that could not be handed to the
+	// queue backend. The notification stays in state sending, so the
+	// reDispatchBroadcastPushNotifications cron job takes it up again.
+	ErrQueueUnavailable = errors.New("the queue backend is unavailable")
 	// errNoSender is a send on a channel whose sender is not configured.
 	errNoSender = errors.New("no sender is configured for this channel")
 )
@@ -44,7 +49,12 @@ type Settings struct {
 	// HTTPHost is the configured httpHost ("" when unset): the public
 	// scheme://host[:port] of the API, preferred to the request's.
 	HTTPHost string
-	// ChunkSize is notification.broadcastSubscriberChunkSize (default 1000).
+	// InternalHTTPHost is internalHttpHost: {http_host} of what the cron
+	// jobs send (Redispatch) when neither the notification nor the config
+	// names one, as the original's self-calls to that host make it.
+	InternalHTTPHost string
+	// ChunkSize is notification.broadcastSubscriberChunkSize (default
+	// 1000, at most MaxChunkSize).
 	ChunkSize int
 	// Guaranteed is notification.guaranteedBroadcastPushDispatchProcessing.
 	Guaranteed bool
@@ -58,19 +68,27 @@ type Settings struct {
 // SettingsFromConfig reads Settings from the service configuration.
 func SettingsFromConfig(c *config.Config) Settings {
 	return Settings{
-		RestAPIRoot: c.RestAPIRoot,
-		HTTPHost:    c.HTTPHost,
-		ChunkSize:   c.Notification.BroadcastSubscriberChunkSize,
-		Guaranteed:  c.Notification.GuaranteedBroadcastPushDispatchProcessing,
-		LogSkipped:  c.Notification.LogSkippedBroadcastPushDispatches,
-		Bounce:      c.Email.Bounce.Enabled,
+		RestAPIRoot:      c.RestAPIRoot,
+		HTTPHost:         c.HTTPHost,
+		InternalHTTPHost: c.InternalHTTPHost,
+		ChunkSize:        c.Notification.BroadcastSubscriberChunkSize,
+		Guaranteed:       c.Notification.GuaranteedBroadcastPushDispatchProcessing,
+		LogSkipped:       c.Notification.LogSkippedBroadcastPushDispatches,
+		Bounce:           c.Email.Bounce.Enabled,
 	}
 }
+
+// MaxChunkSize bounds notification.broadcastSubscriberChunkSize: a chunk
+// is one queue job and one result document, which must stay well under a
+// document's 16 MB with every failure's error in it.
+const MaxChunkSize = 10000
 
 // Options configure a Dispatcher.
 type Options struct {
 	Settings
 	Store Store
+	// Backend is the queue backend broadcasts run through (required).
+	Backend *queue.Backend
 	// Email and SMS send the messages; a nil sender fails every send on
 	// its channel (recorded as the subscriber's failure).
 	Email EmailSender
@@ -78,19 +96,28 @@ type Options struct {
 	// Filters evaluates the broadcast filters with the config's custom
 	// functions; nil means an engine without custom functions.
 	Filters *jmesfilter.Engine
-	// Concurrency bounds the sends of one broadcast in flight at once
+	// Concurrency bounds the sends of one chunk in flight at once
 	// (default 16). Sends beyond the SMTP pool's connections wait for one.
 	Concurrency int
-	// BatchSize is how many results the writer stores per store call
-	// (default 500). It also flushes every second, so progress shows.
+	// Workers is how many jobs (chunks) a node works on at once when it
+	// runs workers (default 2: one loads or records while the other sends).
+	Workers int
+	// BatchSize is how many results are stored per write (default 250).
+	// Results are also written every second, so progress shows.
 	BatchSize int
+	// Lease is the queue lease of a job (default queue.DefaultLease): how
+	// long a dead node's chunk waits before another node takes it over.
+	Lease time.Duration
+	// MaxAttempts is how many times a chunk is tried before its unsent
+	// subscribers are recorded as failed (default 8; 1 without guaranteed
+	// processing, as the original does not retry a failed chunk then).
+	MaxAttempts int
 	// RetryDelay is the first wait before retrying a failed store call
 	// (default 200 ms, doubling, five attempts).
 	RetryDelay time.Duration
-	// Go runs a broadcast in the background; the HTTP server passes its
-	// own, so that shutdown waits for broadcasts in flight. Nil: the
-	// Dispatcher's goroutines, which Close waits for.
-	Go func(fn func(ctx context.Context))
+	// JobBackoff is the first wait before a failed job runs again
+	// (default 1 s, doubling up to a minute).
+	JobBackoff time.Duration
 	// HTTPClient posts the async callback (default: 30 s timeout).
 	HTTPClient *http.Client
 	Logger     *slog.Logger
@@ -98,22 +125,27 @@ type Options struct {
 	Now func() time.Time
 }
 
-// Dispatcher sends push notifications. It is safe for concurrent use.
+// Dispatcher sends push notifications. It is safe for concurrent use. Any
+// node enqueues broadcasts; StartWorkers makes a node work on them too.
 type Dispatcher struct {
-	o      Options
-	log    *slog.Logger
-	base   context.Context
-	cancel context.CancelFunc
+	o   Options
+	log *slog.Logger
+	q   *queue.Queue
+	co  coordinator
 
-	mu     sync.Mutex
-	closed bool
-	wg     sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool
+	workers *queue.Workers
+	waiters map[string][]chan struct{} // run key → sync requests waiting here
 }
 
 // New returns a Dispatcher.
 func New(o Options) (*Dispatcher, error) {
-	if o.Store.Subscriptions == nil || o.Store.Notifications == nil || o.Store.Results == nil || o.Store.Bounces == nil {
+	if o.Store.Subscriptions == nil || o.Store.Notifications == nil || o.Store.Broadcasts == nil || o.Store.Bounces == nil {
 		return nil, errors.New("dispatch: incomplete store")
+	}
+	if o.Backend == nil {
+		return nil, errors.New("dispatch: no queue backend")
 	}
 	if o.Filters == nil {
 		f, err := jmesfilter.New(nil)
@@ -125,11 +157,21 @@ func New(o Options) (*Dispatcher, error) {
 	if o.ChunkSize <= 0 {
 		o.ChunkSize = 1000
 	}
+	o.ChunkSize = min(o.ChunkSize, MaxChunkSize)
 	if o.Concurrency <= 0 {
 		o.Concurrency = 16
 	}
+	if o.Workers <= 0 {
+		o.Workers = 2
+	}
 	if o.BatchSize <= 0 {
-		o.BatchSize = 500
+		o.BatchSize = 250
+	}
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 8
+	}
+	if !o.Guaranteed {
+		o.MaxAttempts = 1
 	}
 	if o.RetryDelay <= 0 {
 		o.RetryDelay = 200 * time.Millisecond
@@ -143,29 +185,35 @@ func New(o Options) (*Dispatcher, error) {
 	if o.Now == nil {
 		o.Now = notify.Now
 	}
-	base, cancel := context.WithCancel(context.Background())
-	return &Dispatcher{o: o, log: o.Logger, base: base, cancel: cancel}, nil
+	d := &Dispatcher{o: o, log: o.Logger, waiters: map[string][]chan struct{}{}}
+	d.q = queue.NewQueue(o.Backend, queue.QueueOptions{Name: "broadcast", Lease: o.Lease, FirstBackoff: o.JobBackoff, Logger: o.Logger})
+	d.co = coordinator{c: o.Backend.Client, prefix: o.Backend.Prefix + "broadcast:"}
+	return d, nil
 }
 
-// Close waits, within ctx, for the broadcasts in flight, then stops those
-// still running. A stopped broadcast keeps its recorded results and stays
-// in state sending, so a re-dispatch finishes it. Later dispatches of email
-// and sms fail with ErrClosed.
+// StartWorkers makes this node work on queued broadcasts (planning,
+// chunks, finishing) until Close. Nodes of role primary do not call it.
+func (d *Dispatcher) StartWorkers() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.workers == nil && !d.closed {
+		d.workers = d.q.Start(d.o.Workers, d.handle)
+	}
+}
+
+// Close stops this node's workers: it waits, within ctx, for the jobs in
+// flight, then stops those still running and hands them to other nodes
+// (their recorded results are kept; nobody recorded is sent to again).
+// Later dispatches of email and sms fail with ErrClosed.
 func (d *Dispatcher) Close(ctx context.Context) error {
 	d.mu.Lock()
 	d.closed = true
+	w := d.workers
 	d.mu.Unlock()
-	done := make(chan struct{})
-	go func() { d.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		d.cancel()
+	if w == nil {
 		return nil
-	case <-ctx.Done():
-		d.cancel()
-		<-done
-		return ctx.Err()
 	}
+	return w.Stop(ctx)
 }
 
 // Request is what a dispatch needs of the HTTP request that caused it.
@@ -175,15 +223,6 @@ type Request struct {
 	Host string
 	// User made the request; state changes record it as updatedBy.
 	User *notify.UserProfile
-}
-
-// Job is one broadcast to run: all RunBroadcast needs, so a queue can
-// carry it to another node.
-type Job struct {
-	NotificationID notify.ID
-	// HTTPHost is the resolved {http_host} of the messages.
-	HTTPHost string
-	User     *notify.UserProfile
 }
 
 // IsAsync reports whether a broadcast answers before it is sent:
@@ -203,7 +242,10 @@ func IsAsync(n *notify.Notification) bool {
 // results loaded. sub is the subscription Check matched, if any. In-app
 // notifications and those whose invalidBefore is in the future are returned
 // unchanged, as is an asynchronous broadcast, which runs on after Dispatch
-// returns. A failed send is not an error: it is the notification's state.
+// returns. A synchronous broadcast returns when it is finished, by
+// whichever nodes did the work. A failed send is not an error: it is the
+// notification's state. A broadcast that cannot be queued is
+// ErrQueueUnavailable.
 func (d *Dispatcher) Dispatch(ctx context.Context, n *notify.Notification, sub *notify.Subscription, req Request) (*notify.Notification, error) {
 	switch n.Channel {
 	case notify.ChannelEmail, notify.ChannelSMS:
@@ -213,6 +255,12 @@ func (d *Dispatcher) Dispatch(ctx context.Context, n *notify.Notification, sub *
 	if !n.InvalidBefore.IsZero() && n.InvalidBefore.After(d.o.Now()) {
 		return n, nil
 	}
+	d.mu.Lock()
+	closed := d.closed
+	d.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
 	host := mailmerge.ResolveHTTPHost(mailmerge.HostSources{Notification: n.HTTPHost, Config: d.o.HTTPHost, Request: req.Host})
 	if !n.IsBroadcast {
 		if err := d.unicast(context.WithoutCancel(ctx), n, sub, host, req.User); err != nil {
@@ -220,44 +268,57 @@ func (d *Dispatcher) Dispatch(ctx context.Context, n *notify.Notification, sub *
 		}
 		return d.reload(ctx, n.ID)
 	}
-	done, err := d.start(Job{NotificationID: n.ID, HTTPHost: host, User: req.User})
+	run, err := d.startBroadcast(ctx, n, host, req.User)
 	if err != nil {
 		return nil, err
 	}
 	if IsAsync(n) {
 		return n, nil
 	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := d.waitFinished(ctx, n.ID, run); err != nil {
+		return nil, err
 	}
 	return d.reload(ctx, n.ID)
 }
 
-// start runs a broadcast in-process, in the background: the place the
-// queue-based runner takes over.
-func (d *Dispatcher) start(job Job) (<-chan struct{}, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, ErrClosed
+// Redispatch sends a stored notification the way the original's cron jobs
+// do (dispatchLiveNotifications, reDispatchBroadcastPushNotifications): a
+// unicast whose invalidBefore has come, checked against its subscription
+// again (without a confirmed one it ends in state error), or a broadcast —
+// started, or resumed where it stopped when it was started before, its
+// recorded subscribers never sent to again. It never waits for a broadcast
+// to finish. {http_host} is the notification's httpHost, else the
+// config's, else internalHttpHost.
+func (d *Dispatcher) Redispatch(ctx context.Context, id notify.ID) error {
+	n, err := d.o.Store.Notifications.FindByID(ctx, id.Hex())
+	if err != nil {
+		return err
 	}
-	d.wg.Add(1)
-	done := make(chan struct{})
-	run := func(ctx context.Context) {
-		defer d.wg.Done()
-		defer close(done)
-		if err := d.RunBroadcast(ctx, job); err != nil {
-			d.log.Error("notify: broadcast failed", "notification", job.NotificationID.Hex(), "err", err)
-		}
+	req := Request{Host: d.o.InternalHTTPHost}
+	if n.IsBroadcast {
+		n.AsyncBroadcastPushNotification = asyncOf(n.AsyncBroadcastPushNotification)
+		_, err := d.Dispatch(ctx, n, nil, req)
+		return err
 	}
-	if d.o.Go != nil {
-		d.o.Go(run)
-	} else {
-		go run(d.base)
+	sub, err := d.Check(ctx, n)
+	if errors.Is(err, ErrInvalidUser) {
+		d.log.Warn("notify: held unicast has no confirmed subscription any more", "notification", id.Hex())
+		return d.setState(ctx, n.ID, notify.StateError, nil)
 	}
-	return done, nil
+	if err != nil {
+		return err
+	}
+	_, err = d.Dispatch(ctx, n, sub, req)
+	return err
+}
+
+// asyncOf keeps a callback URL and makes anything else true: the cron
+// jobs never wait, as the original sets asyncBroadcastPushNotification.
+func asyncOf(v any) any {
+	if s, ok := v.(string); ok && s != "" {
+		return s
+	}
+	return true
 }
 
 // reload reads a notification back with its dispatch results.
@@ -266,17 +327,17 @@ func (d *Dispatcher) reload(ctx context.Context, id notify.ID) (*notify.Notifica
 	if err != nil {
 		return nil, err
 	}
-	if err := d.o.Store.Results.LoadDispatch(ctx, n); err != nil {
+	if err := d.o.Store.Broadcasts.LoadDispatch(ctx, n); err != nil {
 		return nil, err
 	}
 	return n, nil
 }
 
 // setState records a notification's state (and who changed it).
-func (d *Dispatcher) setState(ctx context.Context, id notify.ID, state string, user *notify.UserProfile) error {
+func (d *Dispatcher) setState(ctx context.Context, id notify.ID, state string, user notify.Fields) error {
 	set := doc("state", state)
 	if user != nil {
-		set.Set("updatedBy", user.Fields())
+		set.Set("updatedBy", user)
 	}
 	return d.retry(ctx, func(ctx context.Context) error {
 		return d.o.Store.Notifications.UpdateByID(ctx, id.Hex(), doc("$set", set))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -326,7 +327,7 @@ func TestBroadcastHonoursResultsGivenInline(t *testing.T) {
 	}
 }
 
-func TestRunBroadcastAgainNeverResends(t *testing.T) {
+func TestRedispatchOfAFinishedBroadcastSendsNothingAgain(t *testing.T) {
 	f := newFixture(t, func(o *dispatch.Options) { o.ChunkSize = 2 })
 	for _, a := range []string{"a@foo.com", "b@foo.com", "c@foo.com"} {
 		f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: a})
@@ -334,135 +335,160 @@ func TestRunBroadcastAgainNeverResends(t *testing.T) {
 	got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x")})
 	// A later subscriber is not a candidate of a broadcast already chosen.
 	f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "late@foo.com"})
-	if err := f.d.RunBroadcast(context.Background(), dispatch.Job{NotificationID: got.ID, HTTPHost: "http://h"}); err != nil {
+	if err := f.store.Notifications().UpdateByID(context.Background(), got.ID.Hex(), fields("$set", fields("state", notify.StateSending))); err != nil {
 		t.Fatal(err)
 	}
-	if n := len(f.sink.messages()); n != 3 {
-		t.Errorf("%d mails after running twice, want 3", n)
+	if err := f.d.Redispatch(context.Background(), got.ID); err != nil {
+		t.Fatal(err)
 	}
-	if n := f.load(got.ID); n.State != notify.StateSent || len(n.Dispatch.Candidates) != 3 {
-		t.Errorf("state %q, candidates %v", n.State, n.Dispatch.Candidates)
+	eventually(t, "state sent again", func() bool { return f.load(got.ID).State == notify.StateSent })
+	if n := len(f.sink.messages()); n != 3 {
+		t.Errorf("%d mails after dispatching twice, want 3", n)
+	}
+	if n := f.load(got.ID); len(n.Dispatch.Candidates) != 3 || len(n.Dispatch.Successful) != 3 {
+		t.Errorf("dispatch %+v", n.Dispatch)
 	}
 }
 
-func TestRunBroadcastResumesPendingSubscribers(t *testing.T) {
+// plant sets a broadcast up as a node that died mid-way leaves it: planned
+// in one chunk, a's outcome recorded, b's send begun (marked) but not
+// recorded, c not touched.
+func (f *fixture) plant(subs ...*notify.Subscription) *notify.Notification {
+	f.t.Helper()
+	ctx := context.Background()
+	n := notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, State: notify.StateSending, Message: emailMessage("x")}
+	if err := f.store.Notifications().Insert(ctx, &n); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, _, err := f.store.StartBroadcast(ctx, mongostore.Broadcast{NotificationID: n.ID, Run: "r1", HTTPHost: "http://h", Started: time.Now()}); err != nil {
+		f.t.Fatal(err)
+	}
+	chunks, _, err := f.store.PlanChunks(ctx, n.ID, "svc", "email", 10, nil)
+	if err != nil || chunks != 1 {
+		f.t.Fatal(chunks, err)
+	}
+	if err := f.store.SetBroadcastPlanned(ctx, n.ID, "r1", 1, int64(len(subs))); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.store.RecordChunk(ctx, n.ID, 0, 0, []notify.DispatchResult{{SubscriptionID: subs[0].ID.Hex(), UserChannelID: subs[0].UserChannelID, Outcome: notify.DispatchSuccessful}}); err != nil {
+		f.t.Fatal(err)
+	}
+	key := f.queue.Prefix + "broadcast:" + n.ID.Hex() + ":r1:inflight:0"
+	if err := f.queue.Client.SAdd(ctx, key, subs[1].ID.Hex()).Err(); err != nil {
+		f.t.Fatal(err)
+	}
+	return &n
+}
+
+// A broadcast resumed after its node died sends to nobody recorded, and to
+// nobody whose send had begun: those are recorded as failed, delivery
+// unknown, rather than risk a second delivery.
+func TestResumedBroadcastNeverSendsTwice(t *testing.T) {
 	f := newFixture(t)
 	a := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "a@foo.com"})
 	b := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "b@foo.com"})
-	n := notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, State: notify.StateSending, Message: emailMessage("x")}
-	ctx := context.Background()
-	if err := f.store.Notifications().Insert(ctx, &n); err != nil {
+	c := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "c@foo.com"})
+	n := f.plant(a, b, c)
+	if err := f.d.Redispatch(context.Background(), n.ID); err != nil {
 		t.Fatal(err)
 	}
-	// As a node that died after a's result was written leaves it.
-	if _, err := f.store.AddDispatchCandidates(ctx, n.ID, []string{a.ID.Hex(), b.ID.Hex()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.store.RecordDispatch(ctx, n.ID, []notify.DispatchResult{{SubscriptionID: a.ID.Hex(), UserChannelID: "a@foo.com", Outcome: notify.DispatchSuccessful}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.d.RunBroadcast(ctx, dispatch.Job{NotificationID: n.ID, HTTPHost: "http://h"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.sink.to("a@foo.com")) != 0 || len(f.sink.to("b@foo.com")) != 1 {
-		t.Errorf("mails: a %d, b %d; want only b", len(f.sink.to("a@foo.com")), len(f.sink.to("b@foo.com")))
-	}
-	if got := f.load(n.ID); got.State != notify.StateSent || len(got.Dispatch.Successful) != 2 {
-		t.Errorf("state %q, dispatch %+v", got.State, got.Dispatch)
-	}
-}
-
-func TestBroadcastSkipsSubscribersWhoLeftMeanwhile(t *testing.T) {
-	f := newFixture(t, func(o *dispatch.Options) { o.LogSkipped = true })
-	stay := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "stay@foo.com"})
-	left := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "left@foo.com"})
-	gone := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "gone@foo.com"})
-	n := notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x")}
-	ctx := context.Background()
-	if err := f.store.Notifications().Insert(ctx, &n); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.store.AddDispatchCandidates(ctx, n.ID, []string{stay.ID.Hex(), left.ID.Hex(), gone.ID.Hex()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.store.Subscriptions().UpdateByID(ctx, left.ID.Hex(), fields("$set", fields("state", notify.StateDeleted))); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.store.Subscriptions().DeleteByID(ctx, gone.ID.Hex()); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.d.RunBroadcast(ctx, dispatch.Job{NotificationID: n.ID, HTTPHost: "http://h"}); err != nil {
-		t.Fatal(err)
-	}
-	if len(f.sink.messages()) != 1 || len(f.sink.to("stay@foo.com")) != 1 {
-		t.Errorf("mails: %d; want one to stay@foo.com", len(f.sink.messages()))
+	eventually(t, "state sent", func() bool { return f.load(n.ID).State == notify.StateSent })
+	if len(f.sink.to("a@foo.com"))+len(f.sink.to("b@foo.com")) != 0 || len(f.sink.to("c@foo.com")) != 1 {
+		t.Errorf("mails: a %d, b %d, c %d; want only c", len(f.sink.to("a@foo.com")), len(f.sink.to("b@foo.com")), len(f.sink.to("c@foo.com")))
 	}
 	got := f.load(n.ID)
-	slices.Sort(got.Dispatch.Skipped)
-	want := []string{left.ID.Hex(), gone.ID.Hex()}
+	slices.Sort(got.Dispatch.Successful)
+	want := []string{a.ID.Hex(), c.ID.Hex()}
 	slices.Sort(want)
-	if !slices.Equal(got.Dispatch.Skipped, want) {
-		t.Errorf("skipped = %v, want %v", got.Dispatch.Skipped, want)
+	if !slices.Equal(got.Dispatch.Successful, want) || len(got.Dispatch.Failed) != 1 || got.Dispatch.Failed[0].SubscriptionID != b.ID.Hex() {
+		t.Fatalf("dispatch %+v", got.Dispatch)
+	}
+	msg, _ := got.Dispatch.Failed[0].Error.(notify.Fields).String("message")
+	if !strings.Contains(msg, "delivery unknown") {
+		t.Errorf("b's error = %q", msg)
+	}
+	if got.Dispatch.Counts.Pending != 0 {
+		t.Errorf("counts %+v", got.Dispatch.Counts)
 	}
 }
 
-// failingSubscriptions fails every Find of subscriptions by id, as a store
-// that is down would.
-type failingSubscriptions struct {
-	dispatch.Subscriptions
+// A node without workers (a primary) only queues; sync requests to it wait
+// for the nodes that do the work.
+func TestBroadcastRunsOnOtherNodes(t *testing.T) {
+	f := newFixture(t, func(o *dispatch.Options) { o.ChunkSize = 3 })
+	primary := f.node(false)
+	ctx := context.Background()
+	_ = f.d.Close(ctx) // the fixture's own node leaves the work to two others
+	f.node(true)
+	f.node(true)
+	var want []string
+	for i := range 20 {
+		want = append(want, f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: fmt.Sprintf("u%d@foo.com", i)}).ID.Hex())
+	}
+	n := notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x")}
+	if err := f.store.Notifications().Insert(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	got, err := primary.Dispatch(ctx, &n, nil, dispatch.Request{Host: "http://h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != notify.StateSent || got.Dispatch.Counts.Successful != 20 || got.Dispatch.Counts.Candidates != 20 {
+		t.Fatalf("state %q counts %+v", got.State, got.Dispatch.Counts)
+	}
+	slices.Sort(got.Dispatch.Successful)
+	slices.Sort(want)
+	if !slices.Equal(got.Dispatch.Successful, want) {
+		t.Errorf("successful %v", got.Dispatch.Successful)
+	}
+	for i := range 20 {
+		if m := len(f.sink.to(fmt.Sprintf("u%d@foo.com", i))); m != 1 {
+			t.Errorf("u%d got %d mails", i, m)
+		}
+	}
 }
 
-func (f failingSubscriptions) Find(ctx context.Context, q mongostore.Query) ([]*notify.Subscription, error) {
-	if fl, ok := q.Filter.(notify.Fields); ok && fl.Has("id") {
-		return nil, errors.New("store unavailable")
-	}
-	return f.Subscriptions.Find(ctx, q)
+// failingChunks fails every read of a chunk's subscriptions, as a store
+// that cannot return them would.
+type failingChunks struct {
+	dispatch.Broadcasts
+}
+
+func (failingChunks) BroadcastChunk(context.Context, notify.ID, int) ([]*notify.Subscription, error) {
+	return nil, errors.New("store unavailable")
 }
 
 func TestChunkFailure(t *testing.T) {
 	tests := []struct {
 		name       string
 		guaranteed bool
-		wantState  string
-		wantFailed int
-		wantErr    bool
+		want       string
 	}{
-		{name: "without guaranteed processing the chunk's subscribers fail", guaranteed: false, wantState: notify.StateSent, wantFailed: 2},
-		{name: "with guaranteed processing the broadcast ends in error and stays resumable", guaranteed: true, wantState: notify.StateError, wantErr: true},
+		{name: "without guaranteed processing a failed chunk's subscribers fail at once", guaranteed: false, want: "guaranteed processing is off"},
+		{name: "with guaranteed processing they fail after the last attempt", guaranteed: true, want: "failed 3 times"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var store *mongostore.Store
 			f := newFixture(t, func(o *dispatch.Options) {
 				o.Guaranteed = tc.guaranteed
 				o.Bounce = false
 				o.ChunkSize = 1
-				o.Store.Subscriptions = failingSubscriptions{o.Store.Subscriptions}
+				o.MaxAttempts = 3
+				o.Store.Broadcasts = failingChunks{o.Store.Broadcasts}
 			})
-			store = f.store
 			f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "a@foo.com"})
 			f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "b@foo.com"})
-			n := notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x")}
-			if err := store.Notifications().Insert(context.Background(), &n); err != nil {
-				t.Fatal(err)
+			got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x")})
+			if got.State != notify.StateSent || len(got.Dispatch.Failed) != 2 || len(got.Dispatch.Candidates) != 2 {
+				t.Fatalf("state %q, dispatch %+v", got.State, got.Dispatch)
 			}
-			err := f.d.RunBroadcast(context.Background(), dispatch.Job{NotificationID: n.ID, HTTPHost: "http://h"})
-			if (err != nil) != tc.wantErr {
-				t.Fatalf("err = %v, want error: %v", err, tc.wantErr)
-			}
-			got := f.load(n.ID)
-			if got.State != tc.wantState || len(got.Dispatch.Failed) != tc.wantFailed || len(got.Dispatch.Candidates) != 2 {
-				t.Errorf("state %q, dispatch %+v", got.State, got.Dispatch)
+			for _, fl := range got.Dispatch.Failed {
+				if msg, _ := fl.Error.(notify.Fields).String("message"); !strings.Contains(msg, tc.want) {
+					t.Errorf("error %q, want one saying %q", msg, tc.want)
+				}
 			}
 			if len(f.sink.messages()) != 0 {
 				t.Error("mail sent although no subscription could be read")
-			}
-			counts, err := store.DispatchCounts(context.Background(), n.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if tc.guaranteed && counts.Pending != 2 {
-				t.Errorf("pending = %d, want 2 left for a re-dispatch", counts.Pending)
 			}
 		})
 	}
@@ -594,22 +620,32 @@ func TestSMSBroadcastThroughTwilio(t *testing.T) {
 	}
 }
 
-func TestCloseWaitsForBroadcasts(t *testing.T) {
+// A node that stops leaves the broadcasts it has not done to the others.
+func TestCloseHandsWorkToOtherNodes(t *testing.T) {
 	f := newFixture(t)
 	for _, a := range []string{"a@foo.com", "b@foo.com", "c@foo.com"} {
 		f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: a})
 	}
-	got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"), AsyncBroadcastPushNotification: true})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := f.d.Close(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st := f.load(got.ID).State; st != notify.StateSent {
-		t.Errorf("state after Close = %q, want sent", st)
-	}
 	_, err := f.post(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x")})
 	if !errors.Is(err, dispatch.ErrClosed) {
 		t.Errorf("dispatch after Close: %v, want ErrClosed", err)
+	}
+	other := f.node(false)
+	n := notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"), AsyncBroadcastPushNotification: true}
+	if err := f.store.Notifications().Insert(ctx, &n); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.Dispatch(ctx, &n, nil, dispatch.Request{}); err != nil {
+		t.Fatal(err)
+	}
+	f.node(true)
+	eventually(t, "state sent", func() bool { return f.load(n.ID).State == notify.StateSent })
+	if len(f.sink.messages()) != 3 {
+		t.Errorf("%d mails, want 3", len(f.sink.messages()))
 	}
 }

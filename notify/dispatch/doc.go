@@ -27,60 +27,89 @@
 //
 // # Broadcast
 //
-// A broadcast runs as a pipeline, one stage per concern:
+// A broadcast runs through the queue of notify/queue, so that every node
+// that runs workers shares the work and a node that dies loses none of it.
+// Dispatch records the broadcast's header (or finds it: a notification
+// dispatched again resumes its run), sets state sending and queues three
+// kinds of job, all keyed by notification and run:
 //
-//	candidates → chunks → send → record results → finish
+//	plan → chunk 0 … chunk n-1 → finish
 //
-// The stages:
+// The jobs:
 //
-//   - candidates: the ids of the confirmed subscriptions of the service and
-//     channel, recorded once in the dispatch side collection
-//     (mongostore's side collections) as the broadcast starts; a
-//     re-dispatched broadcast keeps the candidates it has. Results an older
-//     document holds inline (written by the original, or given by the
-//     client in dispatch.successful/failed/skipped) are recorded first, so
-//     those subscribers are never sent to again.
-//   - chunks: pages of candidates without an outcome, in subscription id
-//     order, with their subscriptions read in one query per page (a page is
-//     broadcastSubscriberChunkSize candidates, at least 10,000 in-process).
-//   - send: a bounded pool of workers evaluates the filters (the
-//     subscription's broadcastPushNotificationFilter against the
-//     notification's data, the notification's
-//     broadcastPushNotificationSubscriptionFilter against the subscription's
-//     data, with the config's custom functions), merges the message with the
-//     subscriber's data and unsubscription links, and sends it.
-//   - record: one writer per notification stores the outcomes in batches
-//     with set semantics (the first final outcome of a subscriber wins, a
-//     retried batch never duplicates one): successful, failed
-//     ({subscriptionId, userChannelId, error}) or skipped. As in the original,
-//     successes are recorded when guaranteedBroadcastPushDispatchProcessing
-//     or bounce handling is on, and skipped subscribers when guaranteed
-//     processing and logSkippedBroadcastPushDispatches are both on.
-//   - finish: the state becomes sent (partial failures included), and
-//     when asyncBroadcastPushNotification is a URL the final notification
-//     is POSTed to it as JSON. The bounce records of the addresses reached
-//     are stamped by the writer, batch by batch, as after a unicast.
+//   - plan: one streaming pass over the confirmed subscriptions of the
+//     service and channel (never held in memory together) writes chunks of
+//     broadcastSubscriberChunkSize subscribers (at most MaxChunkSize): a
+//     snapshot of what sending needs and a result document listing the
+//     candidates (notify/mongostore). A notification the original left
+//     half-sent keeps its inline candidates, and the subscribers it
+//     recorded are not sent to again. Then every chunk not yet done is
+//     queued. Run again on a planned broadcast, it only queues what is
+//     missing: that is how a stale broadcast resumes.
+//   - chunk: a worker reads the chunk's snapshot and results (by _id; no
+//     query ever scans the subscriptions or the results again), and sends
+//     to each subscriber without an outcome through a pool of
+//     Options.Concurrency: both JMESPath filters (the subscription's
+//     broadcastPushNotificationFilter against the notification's data,
+//     the notification's broadcastPushNotificationSubscriptionFilter
+//     against the subscription's data, with the config's custom
+//     functions), the mail merge with the subscriber's data and
+//     unsubscription links, the send. Outcomes are written in batches
+//     with set semantics: successful, failed ({subscriptionId,
+//     userChannelId, error}) or skipped. As in the original, successes are
+//     recorded when guaranteedBroadcastPushDispatchProcessing or bounce
+//     handling is on, and skipped subscribers when guaranteed processing
+//     and logSkippedBroadcastPushDispatches are both on. The bounce
+//     records of the addresses reached are stamped batch by batch, as
+//     after a unicast. The last chunk to finish queues the finish step.
+//   - finish: state sent (partial failures included, unless the state
+//     became error meanwhile), the chunks' snapshots dropped, and when
+//     asyncBroadcastPushNotification is a URL the final notification
+//     POSTed to it as JSON; then the requests waiting for it are woken.
 //
-// A synchronous broadcast answers when the pipeline is done; an asynchronous
-// one (asyncBroadcastPushNotification true or a URL) answers at once. Here the
-// pipeline runs in-process with bounded concurrency (Options.Concurrency) and
-// no throttle; RunBroadcast is the whole unit of work of one broadcast, so the
-// queue-based version can schedule it (or its chunks) behind the same API.
+// A synchronous broadcast answers when the finish step has run, on
+// whichever node; an asynchronous one (asyncBroadcastPushNotification true
+// or a URL) answers at once. Redispatch is the entry point of the cron
+// jobs: it sends a held unicast, or starts or resumes a broadcast, without
+// waiting.
+//
+// # Guaranteed processing
+//
+// With guaranteedBroadcastPushDispatchProcessing (the default), a chunk's
+// job is leased to its worker and taken back by the queue when the lease
+// is not renewed (the node died): another node resumes it within about a
+// lease (30 s), not after the 10-minute stale-broadcast cron job. Before
+// each send the subscriber is marked in the queue backend; a resumed chunk
+// sends to every subscriber that has neither an outcome nor a mark, and
+// records the marked ones without an outcome as failed, "delivery
+// unknown": their mail may have gone, and sending it again could deliver
+// it twice. So no recorded subscriber is ever sent to twice and every
+// candidate ends with exactly one outcome. A chunk that keeps failing (the
+// store cannot return it) is tried Options.MaxAttempts times with growing
+// waits, then its subscribers without an outcome are recorded as failed.
+// Without guaranteed processing a failed chunk is not tried again: its
+// subscribers without an outcome are recorded as failed, as the original
+// records a failed chunk's whole slice.
 //
 // Where we differ from the original, on purpose:
 //
 //   - userChannelId is compared as a whole, ignoring case; the original
 //     builds an unanchored regular expression, so "a@b.c" also matched
 //     "xa@b.com".
-//   - A subscription that is no longer confirmed when its chunk is sent
-//     (unsubscribed during the broadcast) is not sent to; the original loads
-//     chunk members by id only. It is recorded as skipped under the same rule
-//     as a filter mismatch.
-//   - When the pipeline itself fails (the store cannot be read or written
-//     after retries), the notification ends in state error, with the results
-//     recorded so far kept; a later re-dispatch resumes with the rest.
+//   - The candidates' subscriptions are read once, when the broadcast is
+//     planned, and sent as they were then (the original fixes the list of
+//     candidate ids then, and reads each chunk's subscriptions when the
+//     chunk runs): a change made during a long broadcast shows in the next.
+//   - After a node dies, subscribers whose send had begun are recorded as
+//     failed with "delivery unknown" instead of being sent again (the
+//     original sends them again, so they may get the mail twice).
+//   - A chunk that cannot be read or written is retried with growing
+//     waits, then its unsent subscribers are recorded as failed; a
+//     broadcast that cannot even be planned ends in state error.
 //   - Results live outside the notification document, so a broadcast has no
-//     size cap and each result is not a rewrite of the whole document.
+//     size cap and each result is not a rewrite of the whole document; the
+//     API shows each dispatch list up to a bound (notify/mongostore) and
+//     dispatch.counts with the full counts.
 //   - A dispatch failure's error is a document {message, status?, code?,
 //     responseCode?}: the sender's words, never a URL or a credential.
 package dispatch

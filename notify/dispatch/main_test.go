@@ -27,11 +27,15 @@ import (
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/embeddedmongo"
 	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/queue"
 )
 
 // storeURI is the embedded store every test shares; each test has a
 // database (one SQLite file) of its own.
-var storeURI string
+var (
+	storeURI string
+	embedded *embeddedmongo.Server
+)
 
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
@@ -47,7 +51,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	storeURI = srv.URI()
+	storeURI, embedded = srv.URI(), srv
 	code := m.Run()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -68,6 +72,9 @@ func openStore(t testing.TB) *mongostore.Store {
 		t.Fatal(err)
 	}
 	if _, err := s.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := embedded.IndexIDs(ctx, s.Database()); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
@@ -224,12 +231,26 @@ func (ss *sinkSession) Data(r io.Reader) error {
 func (ss *sinkSession) Reset()        { ss.cur = sinkMsg{} }
 func (ss *sinkSession) Logout() error { return nil }
 
-// fixture is a dispatcher on a fresh database, sending to a sink.
+// fixture is a dispatcher on a fresh database and queue, working on its
+// own broadcasts and sending to a sink.
 type fixture struct {
 	t     testing.TB
 	store *mongostore.Store
+	queue *queue.Backend
 	sink  *sink
 	d     *dispatch.Dispatcher
+	opts  dispatch.Options
+}
+
+// openQueue starts an embedded queue backend for one test.
+func openQueue(t testing.TB) *queue.Backend {
+	t.Helper()
+	b, err := queue.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b
 }
 
 type fixtureOpt func(*dispatch.Options)
@@ -238,7 +259,7 @@ var addressing = email.Addressing{InboundDomain: "invalid.local", Bounce: true, 
 
 func newFixture(t testing.TB, opts ...fixtureOpt) *fixture {
 	t.Helper()
-	f := &fixture{t: t, store: openStore(t), sink: startSink(t, "bar2@invalid", "reject@invalid.local")}
+	f := &fixture{t: t, store: openStore(t), queue: openQueue(t), sink: startSink(t, "bar2@invalid", "reject@invalid.local")}
 	o := dispatch.Options{
 		Settings: dispatch.Settings{
 			RestAPIRoot: "/api",
@@ -247,20 +268,34 @@ func newFixture(t testing.TB, opts ...fixtureOpt) *fixture {
 			Bounce:      true,
 		},
 		Store:      dispatch.FromMongo(f.store),
+		Backend:    f.queue,
 		Email:      f.sink.sender(t, addressing),
 		RetryDelay: time.Millisecond,
+		JobBackoff: 10 * time.Millisecond,
 		Logger:     quietLog(),
 	}
 	for _, fn := range opts {
 		fn(&o)
 	}
-	d, err := dispatch.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = d.Close(context.Background()) })
-	f.d = d
+	f.opts = o
+	f.d = f.node(true)
 	return f
+}
+
+// node returns another dispatcher on the fixture's store and queue, as
+// another node of a cluster would have; workers says whether it works on
+// queued broadcasts.
+func (f *fixture) node(workers bool) *dispatch.Dispatcher {
+	f.t.Helper()
+	d, err := dispatch.New(f.opts)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if workers {
+		d.StartWorkers()
+	}
+	f.t.Cleanup(func() { _ = d.Close(context.Background()) })
+	return d
 }
 
 // subscribe stores a subscription (confirmed unless the state is given).

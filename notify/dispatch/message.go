@@ -70,9 +70,9 @@ func (d *Dispatcher) input(p *push, sub *notify.Subscription) *mailmerge.Input {
 	return in
 }
 
-// send merges the notification's message for one recipient and sends it on
+// sendTo merges the notification's message for one recipient and sends it on
 // the notification's channel.
-func (d *Dispatcher) send(ctx context.Context, p *push, sub *notify.Subscription, to string) error {
+func (d *Dispatcher) sendTo(ctx context.Context, p *push, sub *notify.Subscription, to string) error {
 	in := d.input(p, sub)
 	merge := func(tmpl string) string {
 		if tmpl == "" {

@@ -24,13 +24,19 @@ type Bounces interface {
 	UpdateMany(ctx context.Context, filter, update any) (int64, error)
 }
 
-// Results is the dispatch side collection of broadcasts.
-type Results interface {
-	AddDispatchCandidates(ctx context.Context, notificationID notify.ID, subscriptionIDs []string) (int64, error)
-	RecordDispatch(ctx context.Context, notificationID notify.ID, results []notify.DispatchResult) (int64, error)
-	DispatchPending(ctx context.Context, notificationID notify.ID, after string, limit int64) ([]string, error)
-	DispatchCounts(ctx context.Context, notificationID notify.ID) (notify.DispatchCounts, error)
-	ListDispatch(ctx context.Context, notificationID notify.ID, q mongostore.DispatchQuery) ([]notify.DispatchResult, error)
+// Broadcasts is where a broadcast's plan, chunks and results live (see
+// notify/mongostore).
+type Broadcasts interface {
+	StartBroadcast(ctx context.Context, b mongostore.Broadcast) (mongostore.Broadcast, bool, error)
+	Broadcast(ctx context.Context, nid notify.ID) (mongostore.Broadcast, error)
+	SetBroadcastPlanned(ctx context.Context, nid notify.ID, run string, chunks int, candidates int64) error
+	PlanChunks(ctx context.Context, nid notify.ID, serviceName, channel string, size int, pick func(subscriptionID string) (candidate, send bool)) (int, int64, error)
+	BroadcastChunk(ctx context.Context, nid notify.ID, index int) ([]*notify.Subscription, error)
+	BroadcastResults(ctx context.Context, nid notify.ID, index int) (*mongostore.ChunkResults, error)
+	RecordChunk(ctx context.Context, nid notify.ID, index, part int, results []notify.DispatchResult) (int, error)
+	CompleteChunk(ctx context.Context, nid notify.ID, index int, r *mongostore.ChunkResults) error
+	DeleteBroadcastSnapshots(ctx context.Context, nid notify.ID, chunks int) error
+	TouchBroadcast(ctx context.Context, nid notify.ID) error
 	LoadDispatch(ctx context.Context, n *notify.Notification) error
 }
 
@@ -39,7 +45,7 @@ type Store struct {
 	Subscriptions Subscriptions
 	Notifications Notifications
 	Bounces       Bounces
-	Results       Results
+	Broadcasts    Broadcasts
 }
 
 // FromMongo returns the Store of a mongostore.Store.
@@ -48,7 +54,7 @@ func FromMongo(s *mongostore.Store) Store {
 		Subscriptions: s.Subscriptions(),
 		Notifications: s.Notifications(),
 		Bounces:       s.Bounces(),
-		Results:       s,
+		Broadcasts:    s,
 	}
 }
 

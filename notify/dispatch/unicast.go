@@ -11,13 +11,13 @@ import (
 // outcome as its state. Only a store failure is an error.
 func (d *Dispatcher) unicast(ctx context.Context, n *notify.Notification, sub *notify.Subscription, host string, user *notify.UserProfile) error {
 	state := notify.StateSent
-	if err := d.send(ctx, newPush(n, host), sub, n.UserChannelID); err != nil {
+	if err := d.sendTo(ctx, newPush(n, host), sub, n.UserChannelID); err != nil {
 		state = notify.StateError
 		d.log.Warn("notify: unicast push not sent", "notification", n.ID.Hex(), "channel", n.Channel, "err", err)
 	} else if n.Channel == notify.ChannelEmail {
 		d.stampBounces(ctx, n.Channel, n.Updated, []string{n.UserChannelID})
 	}
-	return d.setState(ctx, n.ID, state, user)
+	return d.setState(ctx, n.ID, state, profileFields(user))
 }
 
 // stampBounces marks the active bounce records of addresses that were just

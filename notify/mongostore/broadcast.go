@@ -765,6 +765,74 @@ func (v *dispatchView) done() *notify.Dispatch {
 	return d
 }
 
+// DeleteDispatchOf is DeleteDispatch for several notifications (purged
+// ones).
+func (s *Store) DeleteDispatchOf(ctx context.Context, notificationIDs []notify.ID) (int64, error) {
+	var total int64
+	for _, id := range notificationIDs {
+		n, err := s.DeleteDispatch(ctx, id)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+// TouchBroadcast records that a broadcast is being worked on now (a
+// chunk started, results were written).
+func (s *Store) TouchBroadcast(ctx context.Context, nid notify.ID) error {
+	_, err := s.broadcastColl().UpdateOne(ctx, bson.D{{Key: "_id", Value: bson.ObjectID(nid)}},
+		bson.D{{Key: "$set", Value: bson.D{{Key: "active", Value: bson.NewDateTimeFromTime(s.now())}}}})
+	if err != nil {
+		return fmt.Errorf("mongostore: broadcast: %w", err)
+	}
+	return nil
+}
+
+// LastDispatchActivity returns when a broadcast was last worked on (zero
+// when never): a broadcast whose chunks are being sent is alive even when
+// its notification document has not changed for a while.
+func (s *Store) LastDispatchActivity(ctx context.Context, nid notify.ID) (time.Time, error) {
+	raw, err := s.broadcastColl().FindOne(ctx, bson.D{{Key: "_id", Value: bson.ObjectID(nid)}},
+		options.FindOne().SetProjection(bson.D{{Key: "active", Value: 1}, {Key: "started", Value: 1}})).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return time.Time{}, nil
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("mongostore: broadcast: %w", err)
+	}
+	for _, k := range []string{"active", "started"} {
+		if dt, ok := raw.Lookup(k).DateTimeOK(); ok {
+			return time.UnixMilli(dt).UTC(), nil
+		}
+	}
+	return time.Time{}, nil
+}
+
+// insertIgnoringDuplicates inserts docs unordered and returns how many were
+// inserted; documents refused by a unique index are already there and are
+// not an error. Any other error is returned.
+func insertIgnoringDuplicates(ctx context.Context, coll *mongo.Collection, docs []any) (int64, error) {
+	if len(docs) == 0 {
+		return 0, nil
+	}
+	_, err := coll.InsertMany(ctx, docs, options.InsertMany().SetOrdered(false))
+	if err == nil {
+		return int64(len(docs)), nil
+	}
+	var bwe mongo.BulkWriteException
+	if !errors.As(err, &bwe) || bwe.WriteConcernError != nil {
+		return 0, err
+	}
+	for _, we := range bwe.WriteErrors {
+		if we.Code != 11000 {
+			return 0, err
+		}
+	}
+	return int64(len(docs) - len(bwe.WriteErrors)), nil
+}
+
 // DeleteDispatch removes everything a notification's broadcast keeps
 // outside the notification (when it is purged, or sent afresh) and returns
 // how many documents went.

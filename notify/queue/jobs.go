@@ -324,7 +324,20 @@ func (q *Queue) Start(n int, h Handler) *Workers {
 // those still running when ctx ends are cancelled and released to other
 // workers without counting an attempt.
 func (w *Workers) Stop(ctx context.Context) error {
-	w.once.Do(w.stop)
+	w.once.Do(func() {
+		w.stop()
+		// Wake the workers blocked waiting for work (others' may wake
+		// too; they just look again).
+		wake, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_, _ = w.q.c.Pipelined(wake, func(p redis.Pipeliner) error {
+			for range w.n {
+				p.LPush(wake, w.q.keys[kWake], "1")
+			}
+			p.LTrim(wake, w.q.keys[kWake], 0, 63)
+			return nil
+		})
+	})
 	done := make(chan struct{})
 	go func() { w.wg.Wait(); close(done) }()
 	select {

@@ -1,0 +1,133 @@
+package dispatch
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/govkit/govkit/notify"
+)
+
+// coordinator keeps the state of a broadcast run that the nodes share in
+// the queue backend, under {prefix}{notification hex}:{run}:…:
+//
+//	done          set of chunk indexes finished (the last one to finish
+//	              sees the set full and queues the finish step)
+//	inflight:{i}  set of subscription ids of chunk i whose send has begun
+//	              and whose outcome is not recorded yet
+//	finished      flag set by the finish step, which sync requests wait for
+//
+// and {prefix}{notification hex}:touch, which spaces the refreshes of the
+// notification's updated date while its chunks are worked on. Keys expire
+// after a week: long enough to resume any broadcast.
+type coordinator struct {
+	c      redis.UniversalClient
+	prefix string
+}
+
+const coordTTL = 7 * 24 * time.Hour
+
+func (c coordinator) key(nid notify.ID, run, what string) string {
+	return c.prefix + nid.Hex() + ":" + run + ":" + what
+}
+
+// doneScript adds a chunk index to the done set and answers whether the
+// set now holds all ARGV[2] chunks.
+var doneScript = redis.NewScript(`
+redis.call('SADD', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
+return 0
+`)
+
+// chunkDone records chunk index as finished and reports whether every
+// chunk of the run is.
+func (c coordinator) chunkDone(ctx context.Context, nid notify.ID, run string, index, chunks int) (bool, error) {
+	n, err := doneScript.Run(ctx, c.c, []string{c.key(nid, run, "done")}, index, chunks, coordTTL.Milliseconds()).Int()
+	return n == 1, err
+}
+
+// doneChunks returns the indexes of the run's finished chunks.
+func (c coordinator) doneChunks(ctx context.Context, nid notify.ID, run string) (map[int]bool, error) {
+	list, err := c.c.SMembers(ctx, c.key(nid, run, "done")).Result()
+	if err != nil {
+		return nil, err
+	}
+	done := make(map[int]bool, len(list))
+	for _, s := range list {
+		if i, err := strconv.Atoi(s); err == nil {
+			done[i] = true
+		}
+	}
+	return done, nil
+}
+
+func (c coordinator) inflightKey(nid notify.ID, run string, index int) string {
+	return c.key(nid, run, "inflight:"+strconv.Itoa(index))
+}
+
+// markSending records that a subscriber's send is about to begin. It must
+// succeed before the send: after a crash, a marked subscriber without an
+// outcome is one whose mail may or may not have gone.
+func (c coordinator) markSending(ctx context.Context, nid notify.ID, run string, index int, subscriptionID string) error {
+	return c.c.SAdd(ctx, c.inflightKey(nid, run, index), subscriptionID).Err()
+}
+
+// sending returns the subscribers of a chunk whose send began, and gives
+// the set its expiry.
+func (c coordinator) sending(ctx context.Context, nid notify.ID, run string, index int) (map[string]bool, error) {
+	k := c.inflightKey(nid, run, index)
+	var members *redis.StringSliceCmd
+	_, err := c.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		members = p.SMembers(ctx, k)
+		p.PExpire(ctx, k, coordTTL)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]bool, len(members.Val()))
+	for _, id := range members.Val() {
+		out[id] = true
+	}
+	return out, nil
+}
+
+// forgetSending drops a finished chunk's marks.
+func (c coordinator) forgetSending(ctx context.Context, nid notify.ID, run string, index int) error {
+	return c.c.Del(ctx, c.inflightKey(nid, run, index)).Err()
+}
+
+// setFinished raises the run's finished flag and drops its done set.
+func (c coordinator) setFinished(ctx context.Context, nid notify.ID, run string) error {
+	_, err := c.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.Set(ctx, c.key(nid, run, "finished"), "1", 24*time.Hour)
+		p.Del(ctx, c.key(nid, run, "done"))
+		return nil
+	})
+	return err
+}
+
+// clearFinished lowers the flag before the run is dispatched again.
+func (c coordinator) clearFinished(ctx context.Context, nid notify.ID, run string) error {
+	return c.c.Del(ctx, c.key(nid, run, "finished")).Err()
+}
+
+func (c coordinator) finished(ctx context.Context, nid notify.ID, run string) (bool, error) {
+	err := c.c.Get(ctx, c.key(nid, run, "finished")).Err()
+	if errors.Is(err, redis.Nil) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// touchDue reports, at most once per every, that the notification's
+// updated date should be refreshed (the stale-broadcast cron job looks
+// for broadcasts left in sending for ten minutes).
+func (c coordinator) touchDue(ctx context.Context, nid notify.ID, every time.Duration) bool {
+	ok, err := c.c.SetNX(ctx, c.prefix+nid.Hex()+":touch", "1", every).Result()
+	return err == nil && ok
+}
