@@ -130,12 +130,7 @@ func TestReDispatchResumesStalledBroadcasts(t *testing.T) {
 	stalled := f.insert(notify.Notification{Channel: notify.ChannelEmail, IsBroadcast: true, HTTPHost: "http://foo.com",
 		State: notify.StateSending, Message: emailMessage("stalled", "test {http_host}"),
 		AsyncBroadcastPushNotification: false})
-	if _, err := f.store.AddDispatchCandidates(ctx, stalled.ID, []string{done.ID.Hex(), left.ID.Hex()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.store.RecordDispatch(ctx, stalled.ID, []notify.DispatchResult{{SubscriptionID: done.ID.Hex(), UserChannelID: "done@foo.com", Outcome: notify.DispatchSuccessful}}); err != nil {
-		t.Fatal(err)
-	}
+	f.plan(stalled, notify.DispatchResult{SubscriptionID: done.ID.Hex(), UserChannelID: "done@foo.com", Outcome: notify.DispatchSuccessful})
 	// Eleven minutes later, the broadcast and its last result are stale.
 	f.clock.Advance(11 * time.Minute)
 	now := f.clock.Now()
@@ -148,12 +143,7 @@ func TestReDispatchResumesStalledBroadcasts(t *testing.T) {
 	// Old document, but its results show it is alive on some node.
 	alive := f.insert(notify.Notification{Channel: notify.ChannelEmail, IsBroadcast: true, State: notify.StateSending,
 		Message: emailMessage("alive", "x"), Meta: notify.Meta{Updated: now.Add(-time.Hour)}})
-	if _, err := f.store.AddDispatchCandidates(ctx, alive.ID, []string{done.ID.Hex(), left.ID.Hex()}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.store.RecordDispatch(ctx, alive.ID, []notify.DispatchResult{{SubscriptionID: done.ID.Hex(), Outcome: notify.DispatchSuccessful}}); err != nil {
-		t.Fatal(err)
-	}
+	f.plan(alive, notify.DispatchResult{SubscriptionID: done.ID.Hex(), Outcome: notify.DispatchSuccessful})
 
 	n, err := f.svc.ReDispatchBroadcastPushNotifications(ctx)
 	if err != nil || n != 2 {

@@ -23,6 +23,7 @@ import (
 	"github.com/govkit/govkit/notify/embeddedmongo"
 	"github.com/govkit/govkit/notify/mailcatcher"
 	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/queue"
 )
 
 // storeURI is the embedded store the tests share; each test has a
@@ -116,9 +117,15 @@ func newFixture(t *testing.T, overrides map[string]any, opts ...fixtureOption) *
 	if err != nil {
 		t.Fatal(err)
 	}
+	backend, err := queue.Open(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = backend.Close() })
 	f.d, err = dispatch.New(dispatch.Options{
 		Settings:   dispatch.SettingsFromConfig(f.cfg),
 		Store:      dispatch.FromMongo(f.store),
+		Backend:    backend,
 		Email:      sender,
 		RetryDelay: time.Millisecond,
 		Logger:     quietLog(),
@@ -127,6 +134,7 @@ func newFixture(t *testing.T, overrides map[string]any, opts ...fixtureOption) *
 	if err != nil {
 		t.Fatal(err)
 	}
+	f.d.StartWorkers()
 	t.Cleanup(func() { _ = f.d.Close(context.Background()) })
 	o := cron.Options{
 		Config:     f.cfg,
@@ -258,10 +266,42 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // asynchronous broadcasts) to end.
 func (f *fixture) settle() {
 	f.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := f.d.Close(ctx); err != nil {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		n, err := f.d.Pending(context.Background())
+		if err != nil {
+			f.t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("%d broadcast jobs still queued", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// plan gives a broadcast what the dispatcher leaves in the store once it
+// has started: its plan over the service's confirmed subscriptions (one
+// chunk), and the outcomes recorded so far. The broadcast started now.
+func (f *fixture) plan(n *notify.Notification, recorded ...notify.DispatchResult) {
+	f.t.Helper()
+	ctx := context.Background()
+	if _, _, err := f.store.StartBroadcast(ctx, mongostore.Broadcast{NotificationID: n.ID, Run: "r1", HTTPHost: n.HTTPHost, Started: f.clock.Now()}); err != nil {
 		f.t.Fatal(err)
+	}
+	chunks, cands, err := f.store.PlanChunks(ctx, n.ID, n.ServiceName, n.Channel, 1000, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.store.SetBroadcastPlanned(ctx, n.ID, "r1", chunks, cands); err != nil {
+		f.t.Fatal(err)
+	}
+	if len(recorded) > 0 {
+		if _, err := f.store.RecordChunk(ctx, n.ID, 0, 0, recorded); err != nil {
+			f.t.Fatal(err)
+		}
 	}
 }
 

@@ -44,13 +44,11 @@ func TestPurgeDataDeletesWhatTheOriginalDeletes(t *testing.T) {
 	}
 	// The old broadcast has results beside it; so has the live one.
 	oldB, liveB := notes[2].n.ID, notes[5].n.ID
-	for _, id := range []notify.ID{oldB, liveB} {
-		if _, err := f.store.AddDispatchCandidates(ctx, id, []string{"s1", "s2"}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := f.store.RecordDispatch(ctx, id, []notify.DispatchResult{{SubscriptionID: "s1", Outcome: notify.DispatchSuccessful}}); err != nil {
-			t.Fatal(err)
-		}
+	s1 := f.subscribe(notify.Subscription{ServiceName: "purgedBroadcasts", UserChannelID: "s1@foo.com"})
+	f.subscribe(notify.Subscription{ServiceName: "purgedBroadcasts", UserChannelID: "s2@foo.com"})
+	for _, n := range []notify.Notification{notes[2].n, notes[5].n} {
+		n.ServiceName = "purgedBroadcasts"
+		f.plan(&n, notify.DispatchResult{SubscriptionID: s1.ID.Hex(), Outcome: notify.DispatchSuccessful})
 	}
 
 	subs := []struct {
@@ -105,7 +103,9 @@ func TestPurgeDataDeletesWhatTheOriginalDeletes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.PushNotifications != 3 || p.ExpiredInAppNotifications != 1 || p.DeletedInAppNotifications != 1 ||
-		p.NonConfirmedSubscriptions != 2 || p.DeletedBounces != 1 || p.ExpiredAccessTokens != 2 || p.DispatchRecords != 3 {
+		// the old broadcast's header, chunk snapshot, chunk results and one
+		// batch of outcomes
+		p.NonConfirmedSubscriptions != 2 || p.DeletedBounces != 1 || p.ExpiredAccessTokens != 2 || p.DispatchRecords != 4 {
 		t.Errorf("purged %+v", p)
 	}
 	for _, r := range notes {

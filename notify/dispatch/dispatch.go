@@ -201,6 +201,14 @@ func (d *Dispatcher) StartWorkers() {
 	}
 }
 
+// Pending counts the broadcast jobs the queue holds, across the cluster:
+// waiting, running or waiting for a retry. Zero means every broadcast
+// dispatched so far is finished.
+func (d *Dispatcher) Pending(ctx context.Context) (int64, error) {
+	s, err := d.q.Stats(ctx)
+	return s.Known, err
+}
+
 // Close stops this node's workers: it waits, within ctx, for the jobs in
 // flight, then stops those still running and hands them to other nodes
 // (their recorded results are kept; nobody recorded is sent to again).

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
@@ -18,10 +20,12 @@ import (
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/notify/cron"
+	"github.com/govkit/govkit/notify/dispatch"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/embeddedmongo"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/queue"
 	"github.com/govkit/govkit/notify/subscription"
 )
 
@@ -46,9 +50,14 @@ type AppOptions struct {
 	ChannelOptions channel.Options
 	// RSABits is the size of a newly generated key pair (0: 4096).
 	RSABits int
-	// Queue is pinged by the health endpoint.
-	Queue  Pinger
-	Logger *slog.Logger
+	// Dispatch adjusts the dispatcher (tests: shorter leases, small
+	// batches); Settings, Store, Backend, senders and filters are always
+	// the app's.
+	Dispatch dispatch.Options
+	// RSAWait is how often a secondary looks for the key pair the primary
+	// makes (0: every second).
+	RSAWait time.Duration
+	Logger  *slog.Logger
 	// MaxBodyBytes bounds request bodies (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Cron runs the scheduled jobs on this node; the caller decides, from
@@ -57,8 +66,8 @@ type AppOptions struct {
 	CronOptions CronOptions
 	// Attempts keeps the counters of wrong codes and failed log-ins (see
 	// subscription.AttemptLimits and LoginFailureLimit); nil keeps them in
-	// this process's memory. Several nodes need a shared store
-	// (ratelimit.NewRedis on the queue's Redis).
+	// the queue's Redis, shared by every node (in this process's memory on
+	// the embedded queue, where there is one node).
 	Attempts ratelimit.Store
 }
 
@@ -69,6 +78,14 @@ type App struct {
 	Store         *mongostore.Store
 	Channel       *channel.Sender
 	Subscriptions *subscription.Service
+	Dispatcher    *dispatch.Dispatcher
+	// Queue is the queue backend (queue.connection, or the embedded
+	// Redis). Redis is its client, shared by everything the nodes must
+	// agree on; keys go under RedisPrefix (add a name of your own:
+	// RedisPrefix + "codes:").
+	Queue       *queue.Backend
+	Redis       redis.UniversalClient
+	RedisPrefix string
 	// Warnings are start-up findings for the log (test-mail use, SMS
 	// credentials missing, …).
 	Warnings []string
@@ -122,6 +139,14 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		if _, err := app.Store.EnsureIndexes(ctx); err != nil {
 			return nil, err
 		}
+		if app.embedded != nil {
+			if err := app.embedded.IndexIDs(ctx, app.Store.Database()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := app.openQueue(ctx, cfg, log); err != nil {
+		return nil, err
 	}
 	app.Channel = o.Channel
 	if app.Channel == nil {
@@ -140,12 +165,18 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		app.ownChannel = true
 		app.Warnings = append(app.Warnings, w...)
 	}
+	app.Channel.Throttle(app.throttle("email", cfg.Email.Throttle), app.throttle("sms", cfg.SMS.Throttle))
 	filters, err := jmesfilter.New(jmesfilter.FromConfig(cfg.Notification.BroadcastCustomFilterFunctions))
 	if err != nil {
 		return nil, fmt.Errorf("notification.broadcastCustomFilterFunctions: %w", err)
 	}
 	attempts := o.Attempts
-	if attempts == nil {
+	switch {
+	case attempts != nil:
+	case !app.Queue.Embedded():
+		// shared by every node, in the queue's Redis
+		attempts = ratelimit.NewRedis(app.Redis, app.RedisPrefix+"attempts:")
+	default:
 		app.attempts = ratelimit.NewMemory(time.Minute)
 		attempts = app.attempts
 	}
@@ -154,6 +185,24 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		if err := app.Subscriptions.EnsureRSAKey(ctx, o.RSABits); err != nil {
 			return nil, err
 		}
+	} else if err := waitForRSAKey(ctx, app.Store, o.RSAWait, log); err != nil {
+		return nil, err
+	}
+	do := o.Dispatch
+	do.Settings = dispatch.SettingsFromConfig(cfg)
+	do.Store = dispatch.FromMongo(app.Store)
+	do.Backend = app.Queue
+	do.Email, do.SMS = app.Channel.Email, app.Channel.SMS
+	do.Filters = filters
+	do.Logger = log
+	if app.Dispatcher, err = dispatch.New(do); err != nil {
+		return nil, err
+	}
+	if o.Role.RunsWorkers() {
+		app.Dispatcher.StartWorkers()
+	}
+	if app.Queue.Embedded() && o.Role == config.RoleAll {
+		app.resumeBroadcasts(ctx, log)
 	}
 	ident, err := access.New(access.Options{
 		AdminIPs:                  cfg.AdminIPs,
@@ -168,7 +217,7 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	}
 	app.Server = New(Options{
 		Config: cfg, Store: app.Store, Identifier: ident, Channel: app.Channel, Filters: filters,
-		Subscriptions: app.Subscriptions, Queue: o.Queue, Logger: log, MaxBodyBytes: o.MaxBodyBytes, Attempts: attempts,
+		Subscriptions: app.Subscriptions, Queue: app.Queue, Dispatcher: app.Dispatcher, Logger: log, MaxBodyBytes: o.MaxBodyBytes, Attempts: attempts,
 	})
 	if o.Cron {
 		if err := app.startCron(cfg, o.CronOptions, log); err != nil {
@@ -187,6 +236,9 @@ func (a *App) Close(ctx context.Context) error {
 	if a.Server != nil {
 		errs = append(errs, a.Server.Shutdown(ctx))
 	}
+	if a.Dispatcher != nil {
+		errs = append(errs, a.Dispatcher.Close(ctx))
+	}
 	if a.ownChannel && a.Channel != nil {
 		errs = append(errs, a.Channel.Close())
 	}
@@ -199,7 +251,84 @@ func (a *App) Close(ctx context.Context) error {
 	if a.attempts != nil {
 		errs = append(errs, a.attempts.Close())
 	}
+	if a.Queue != nil {
+		errs = append(errs, a.Queue.Close())
+	}
 	return errors.Join(errs...)
+}
+
+// openQueue connects to the queue backend. A configured Redis that does
+// not answer is logged, naming queue.connection, and /api/health reports
+// it; the node still starts, and works once Redis is back.
+func (a *App) openQueue(ctx context.Context, cfg *config.Config, log *slog.Logger) error {
+	var err error
+	if a.Queue, err = queue.Open(cfg.Queue.Connection); err != nil {
+		return err
+	}
+	a.Redis, a.RedisPrefix = a.Queue.Client, a.Queue.Prefix
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := a.Queue.Ping(pctx); err != nil {
+		log.Error("queue backend unreachable: check queue.connection; broadcasts and throttled sends wait for it, and /api/health answers 503",
+			"setting", "queue.connection", "addr", a.Queue.Addr, "err", err)
+	} else {
+		log.Info("queue backend", "addr", a.Queue.Addr, "prefix", a.Queue.Prefix)
+	}
+	return nil
+}
+
+// throttle is the cluster-wide limiter of email.throttle or sms.throttle,
+// nil when disabled.
+func (a *App) throttle(name string, t config.Throttle) channel.Limiter {
+	if !t.Enabled {
+		return nil
+	}
+	return queue.NewThrottle(a.Queue, name, t.Max, t.Period())
+}
+
+// waitForRSAKey is a secondary waiting for the key pair the primary makes
+// at its first start, as the original's secondaries do (they look every
+// 5 s; we look every second).
+func waitForRSAKey(ctx context.Context, s *mongostore.Store, every time.Duration, log *slog.Logger) error {
+	if every <= 0 {
+		every = time.Second
+	}
+	for said := false; ; said = true {
+		n, err := s.Configurations().Count(ctx, bson.D{{Key: "name", Value: "rsa"}})
+		if err == nil && n > 0 {
+			return nil
+		}
+		if !said {
+			log.Info("waiting for the primary to create the RSA key pair (configuration rsa)")
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the RSA key pair: %w", ctx.Err())
+		case <-time.After(every):
+		}
+	}
+}
+
+// resumeBroadcasts takes up, at the start of a single node on the embedded
+// queue, the broadcasts its previous run left in state sending: that
+// queue's state went with the process. (With Redis the queue keeps them,
+// and the stale-broadcast cron job covers the rest.)
+func (a *App) resumeBroadcasts(ctx context.Context, log *slog.Logger) {
+	left, err := a.Store.Notifications().Find(ctx, mongostore.Query{
+		Filter:     bson.D{{Key: "state", Value: notify.StateSending}, {Key: "isBroadcast", Value: true}},
+		Projection: bson.D{{Key: "_id", Value: 1}},
+	})
+	if err != nil {
+		log.Error("broadcasts left in state sending not resumed", "err", err)
+		return
+	}
+	for _, n := range left {
+		if err := a.Dispatcher.Redispatch(ctx, n.ID); err != nil {
+			log.Error("broadcast not resumed", "notification", n.ID.Hex(), "err", err)
+			continue
+		}
+		log.Info("broadcast left in state sending resumed", "notification", n.ID.Hex())
+	}
 }
 
 func oidcFromConfig(cfg *config.Config) *access.OIDC {

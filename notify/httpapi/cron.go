@@ -15,9 +15,8 @@ import (
 
 // CronOptions adjust the scheduled jobs of a node that runs them.
 type CronOptions struct {
-	// Locker takes the per-run locks; nil keeps them in this process,
-	// which is right for one node. Nodes sharing a store pass a
-	// cron.RedisLocker on their shared Redis.
+	// Locker takes the per-run locks; nil keeps them in the queue's Redis
+	// (in this process on the embedded queue, which serves one node).
 	Locker cron.Locker
 	// Clock is the jobs' time (nil: the system clock); tests pass a
 	// cron.ManualClock.
@@ -29,7 +28,7 @@ type CronOptions struct {
 // Dispatcher returns the dispatcher of the notification routes, which
 // the scheduled jobs share so that what they send goes the way a
 // request's would (and shutdown waits for it).
-func (s *Server) Dispatcher() *dispatch.Dispatcher { return s.dispatcher }
+func (s *Server) Dispatcher() *dispatch.Dispatcher { return s.disp }
 
 // Cron returns the scheduled jobs of this node, nil when it runs none.
 func (a *App) Cron() *cron.Service { return a.cron }
@@ -39,9 +38,13 @@ func (a *App) startCron(cfg *config.Config, o CronOptions, log *slog.Logger) err
 	if d == nil {
 		return errors.New("cron: the notification routes have no dispatcher")
 	}
+	locker := o.Locker
+	if locker == nil && !a.Queue.Embedded() {
+		locker = cron.NewRedisLocker(a.Redis, a.RedisPrefix+"cron:")
+	}
 	svc, err := cron.New(cron.Options{
 		Config: cfg, Store: a.Store, Dispatcher: d,
-		Clock: o.Clock, Locker: o.Locker, Logger: log, OnRun: o.OnRun,
+		Clock: o.Clock, Locker: locker, Logger: log, OnRun: o.OnRun,
 	})
 	if err != nil {
 		return err

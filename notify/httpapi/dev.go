@@ -137,7 +137,7 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 	cleanup = append(cleanup, func() { _ = stopMail(ctx) })
 	host, port, _ := net.SplitHostPort(smtpAddr)
 	p, _ := strconv.Atoi(port)
-	cfg, err := config.New(map[string]any{"host": o.Host, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}})
+	cfg, err := config.New(map[string]any{"host": o.Host, "queue": map[string]any{"connection": nil}, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}})
 	if err != nil {
 		return nil, err
 	}

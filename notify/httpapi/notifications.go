@@ -53,26 +53,10 @@ type notifications struct {
 }
 
 func (s *Server) notificationRoutes() {
-	if s.store == nil {
+	if s.store == nil || s.disp == nil {
 		return
 	}
-	o := dispatch.Options{
-		Settings: dispatch.SettingsFromConfig(s.cfg),
-		Store:    dispatch.FromMongo(s.store),
-		Filters:  s.filters,
-		Logger:   s.log,
-		Go:       s.Go,
-	}
-	if s.channel != nil {
-		o.Email, o.SMS = s.channel.Email, s.channel.SMS
-	}
-	d, err := dispatch.New(o)
-	if err != nil {
-		s.log.Error("notify: notification routes disabled", "err", err)
-		return
-	}
-	s.dispatcher = d
-	h := &notifications{s: s, d: d}
+	h := &notifications{s: s, d: s.disp}
 	const tag = "notification"
 	s.handle(route{method: "GET", path: "/notifications/count", roles: signedIn, tag: tag, summary: "count notifications", params: []param{whereParam}, response: "count", h: h.count})
 	s.handle(route{method: "GET", path: "/notifications", roles: signedIn, tag: tag, summary: "get notifications", params: []param{filterParam}, response: "[]Notification", h: h.list})

@@ -16,6 +16,7 @@ import (
 	"github.com/govkit/govkit/internal/httperr"
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/access"
+	"github.com/govkit/govkit/notify/dispatch"
 	"github.com/govkit/govkit/notify/jmesfilter"
 )
 
@@ -99,6 +100,12 @@ func classify(err error) (int, string) {
 		return http.StatusBadRequest, err.Error()
 	case errors.As(err, &se):
 		return http.StatusBadRequest, se.Error()
+	case errors.Is(err, dispatch.ErrQueueUnavailable):
+		// The notification stays in state sending; the stale-broadcast
+		// cron job sends it once the queue is back.
+		return http.StatusServiceUnavailable, "the queue backend (queue.connection) is unavailable; the broadcast will be sent when it is back"
+	case errors.Is(err, dispatch.ErrClosed):
+		return http.StatusServiceUnavailable, "the service is shutting down"
 	}
 	if msg, ok := rejectedWrite(err); ok {
 		return http.StatusBadRequest, msg

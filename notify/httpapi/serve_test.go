@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"net/http"
@@ -58,7 +59,7 @@ func deployment(t *testing.T, files map[string]string) string {
 func TestRun(t *testing.T) {
 	t.Run("serves a deployment directory on the embedded store and shuts down on cancel", func(t *testing.T) {
 		dir := deployment(t, map[string]string{
-			"src/config.local.json": `{"host": "127.0.0.1", "port": 0, "email": {"smtp": {"host": "127.0.0.1", "port": 1}}}`,
+			"src/config.local.json": `{"host": "127.0.0.1", "port": 0, "email": {"smtp": {"host": "127.0.0.1", "port": 1}}, "queue": {"connection": null}}`,
 		})
 		data := t.TempDir()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -105,6 +106,53 @@ func TestRun(t *testing.T) {
 			t.Fatalf("embedded store not in the data dir: %v", err)
 		}
 	})
+	t.Run("a node whose Redis does not answer starts, says so and fails its health check", func(t *testing.T) {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		l.Close() // nothing listens there now
+		dir := deployment(t, map[string]string{
+			"src/config.local.json": fmt.Sprintf(`{"host": "127.0.0.1", "port": 0, "queue": {"connection": {"host": "127.0.0.1", "port": %d, "connectTimeout": 500}}}`, port),
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ready := make(chan string, 1)
+		done := make(chan error, 1)
+		logs := &syncBuffer{}
+		go func() {
+			done <- httpapi.Run(ctx, httpapi.RunOptions{Dir: dir, DataDir: t.TempDir(), Env: map[string]string{}, Log: logs, RSABits: 2048,
+				Ready: func(addr string) { ready <- addr }})
+		}()
+		var url string
+		select {
+		case url = <-ready:
+		case err := <-done:
+			t.Fatalf("Run: %v\n%s", err, logs.String())
+		case <-time.After(60 * time.Second):
+			t.Fatal("not ready")
+		}
+		if !strings.Contains(logs.String(), "queue backend unreachable") || !strings.Contains(logs.String(), `"setting":"queue.connection"`) {
+			t.Errorf("start-up log does not name queue.connection:\n%s", logs.String())
+		}
+		resp, err := http.Get(url + "/api/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct {
+			Error map[string]struct{ Status string } `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusServiceUnavailable || body.Error["redis"].Status != "down" {
+			t.Fatalf("health %d, %+v; want 503 with redis down", resp.StatusCode, body)
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	})
 	refusals := []struct {
 		name, file, content string
 		env                 map[string]string
@@ -137,7 +185,7 @@ func TestRunWithTLS(t *testing.T) {
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})
 	dir := deployment(t, map[string]string{
-		"src/config.local.json": `{"host": "127.0.0.1", "port": 0}`,
+		"src/config.local.json": `{"host": "127.0.0.1", "port": 0, "queue": {"connection": null}}`,
 		"server/certs/key.pem":  string(keyPEM),
 		"server/certs/cert.pem": string(certPEM),
 	})
@@ -188,6 +236,7 @@ func TestRunOIDCFunctionsFromJS(t *testing.T) {
   host: '127.0.0.1',
   port: 0,
   adminIps: [],
+  queue: { connection: null },
   oidc: {
     discoveryUrl: process.env.IDP + '/.well-known/openid-configuration',
     isAdmin: function (user) { return user.roles && user.roles.indexOf('admin') >= 0; },

@@ -66,8 +66,11 @@ type Options struct {
 	Subscriptions *subscription.Service
 	// Queue is the queue backend the health endpoint pings; nil reports
 	// the in-process queue as up.
-	Queue  Pinger
-	Logger *slog.Logger
+	Queue Pinger
+	// Dispatcher sends notifications; nil disables the notification
+	// routes.
+	Dispatcher *dispatch.Dispatcher
+	Logger     *slog.Logger
 	// MaxBodyBytes bounds request bodies (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
 	// Attempts keeps the counters of failed log-ins (see
@@ -90,6 +93,7 @@ type Server struct {
 	filters *jmesfilter.Engine
 	subs    *subscription.Service
 	queue   Pinger
+	disp    *dispatch.Dispatcher // sends notifications; cron shares it
 	log     *slog.Logger
 	maxBody int64
 	root    string // restApiRoot without a trailing slash
@@ -102,9 +106,6 @@ type Server struct {
 	routes  []route
 	handler http.Handler
 	metrics *metrics
-	// dispatcher sends notifications; cron shares it (see Dispatcher).
-	dispatcher *dispatch.Dispatcher
-
 	// background work that outlives its request (asynchronous broadcasts)
 	bgCtx    context.Context
 	bgCancel context.CancelFunc
@@ -125,6 +126,7 @@ func New(o Options) *Server {
 		filters: o.Filters,
 		subs:    o.Subscriptions,
 		queue:   o.Queue,
+		disp:    o.Dispatcher,
 		log:     o.Logger,
 		maxBody: o.MaxBodyBytes,
 		root:    strings.TrimRight(o.Config.RestAPIRoot, "/"),

@@ -75,7 +75,7 @@ func (s *Service) sendConfirmation(ctx context.Context, sub *notify.Subscription
 			}
 		}
 	}
-	if err := s.ch.Send(ctx, msg); err != nil {
+	if err := s.ch.Send(channel.WithPriority(ctx, channel.PriorityConfirmation), msg); err != nil {
 		s.log.Error("confirmation request not sent", "subscription", sub.ID.Hex(), "channel", msg.Channel, "err", err)
 		return &Error{Status: 502, Message: fmt.Sprintf("the confirmation request could not be sent by %s", msg.Channel)}
 	}
@@ -100,7 +100,7 @@ func (s *Service) sendAcknowledgement(ctx context.Context, sub *notify.Subscript
 		HTML:           merge(t.HTMLBody, in),
 		SubscriptionID: sub.ID.Hex(),
 	}
-	if err := s.ch.Send(ctx, msg); err != nil {
+	if err := s.ch.Send(channel.WithPriority(ctx, channel.PriorityAcknowledgement), msg); err != nil {
 		s.log.Warn("unsubscription acknowledgement not sent", "subscription", sub.ID.Hex(), "channel", msg.Channel, "err", err)
 	}
 }

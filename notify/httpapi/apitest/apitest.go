@@ -97,6 +97,8 @@ func storeURI(t testing.TB) string {
 func TestConfig() map[string]any {
 	return map[string]any{
 		"adminIps": []any{"127.0.0.1"},
+		// the embedded queue backend, one per Env
+		"queue": map[string]any{"connection": nil},
 		"sms": map[string]any{
 			"provider": "swift",
 			"providerSettings": map[string]any{
@@ -200,6 +202,9 @@ func Start(t testing.TB, o Options) *Env {
 		t.Fatalf("open app: %v", err)
 	}
 	e.Store = e.App.Store
+	if err := shared.srv.IndexIDs(ctx, name); err != nil {
+		t.Fatalf("index ids: %v", err)
+	}
 	if err := insertRSAKey(ctx, e.App.Subscriptions); err != nil {
 		t.Fatalf("rsa key: %v", err)
 	}
