@@ -14,6 +14,8 @@
 // server: a versitygw binary the helper starts, or a running server's URL;
 // each test gets its own bucket, see RequireS3), GOVKIT_TEST_MONGODB_URI
 // (optional everywhere: tests that use it skip without failing CI).
+// RequireFerretDB builds a MongoDB-protocol server for several processes
+// on the PostgreSQL one.
 package testsvc
 
 import (
