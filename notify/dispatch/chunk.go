@@ -49,7 +49,7 @@ func (d *Dispatcher) runChunk(ctx context.Context, n *notify.Notification, hdr m
 	recorded := prior.Outcomes()
 	// Marks are read on every attempt: a job released by a node that shut
 	// down counts no attempt, but its cut-short sends are just as unknown.
-	var began map[string]bool
+	var began map[string]*notify.DispatchResult
 	if d.o.Guaranteed {
 		if began, err = d.co.sending(ctx, n.ID, hdr.Run, index); err != nil {
 			return err
@@ -70,9 +70,12 @@ func (d *Dispatcher) runChunk(ctx context.Context, n *notify.Notification, hdr m
 		}
 		d.log.Error("notify: giving up a broadcast chunk", "notification", n.ID.Hex(), "chunk", index, "attempts", j.Attempt-1)
 		for _, id := range prior.Candidates {
+			r, marked := began[id]
 			switch {
 			case recorded[id] != "":
-			case began[id]:
+			case r != nil:
+				rec.results = append(rec.results, *r)
+			case marked:
 				fail(id, "", errDeliveryUnknown)
 			default:
 				fail(id, "", cause)
@@ -89,9 +92,14 @@ func (d *Dispatcher) runChunk(ctx context.Context, n *notify.Notification, hdr m
 		}
 		for _, sub := range subs {
 			id := sub.ID.Hex()
+			r, marked := began[id]
 			switch {
 			case recorded[id] != "":
-			case began[id]:
+			case r != nil:
+				// sent (or failed) by the node that died, before it
+				// could store the outcome
+				rec.results = append(rec.results, *r)
+			case marked:
 				fail(id, sub.UserChannelID, errDeliveryUnknown)
 			default:
 				todo = append(todo, sub)
@@ -205,26 +213,41 @@ func (d *Dispatcher) recordSkipped() bool { return d.o.Guaranteed && d.o.LogSkip
 
 func (d *Dispatcher) recordSuccess() bool { return d.o.Guaranteed || d.o.Bounce }
 
-// deliver handles one subscriber: filters, the mark, merge, send. keep says
-// whether the outcome is to be recorded; an error is the pipeline's (the
-// mark could not be written), and nothing was sent.
+// deliver handles one subscriber: filters, merge, send. With guaranteed
+// processing the send is marked in the queue backend at the moment it
+// begins (after any wait for the throttle or a connection) and its outcome
+// kept with the mark, so that a node taking the chunk over after a crash
+// knows whose mail may have gone. keep says whether the outcome is to be
+// recorded; an error is the pipeline's (the mark could not be written),
+// and nothing was sent.
 func (d *Dispatcher) deliver(ctx context.Context, p *push, run string, index int, sub *notify.Subscription) (r notify.DispatchResult, keep bool, err error) {
 	r = notify.DispatchResult{SubscriptionID: sub.ID.Hex(), UserChannelID: sub.UserChannelID}
 	if !d.wanted(ctx, p, sub) {
 		r.Outcome = notify.DispatchSkipped
 		return r, d.recordSkipped(), nil
 	}
+	sendCtx := ctx
+	var markErr error
 	if d.o.Guaranteed {
-		if err := d.co.markSending(ctx, p.n.ID, run, index, r.SubscriptionID); err != nil {
-			return r, false, fmt.Errorf("dispatch: mark send: %w", err)
+		sendCtx = notify.OnSendStart(ctx, func() error {
+			markErr = d.co.markSending(ctx, p.n.ID, run, index, r.SubscriptionID)
+			return markErr
+		})
+	}
+	if err := d.sendTo(sendCtx, p, sub, sub.UserChannelID); err != nil {
+		if markErr != nil {
+			return r, false, fmt.Errorf("dispatch: mark send: %w", markErr)
+		}
+		r.Outcome, r.Error = notify.DispatchFailed, errorValue(err)
+	} else {
+		r.Outcome = notify.DispatchSuccessful
+	}
+	if d.o.Guaranteed {
+		if err := d.co.markOutcome(ctx, p.n.ID, run, index, r); err != nil {
+			d.log.Warn("notify: outcome not kept with its mark; a crash before it is stored would record it as unknown", "err", err)
 		}
 	}
-	if err := d.sendTo(ctx, p, sub, sub.UserChannelID); err != nil {
-		r.Outcome, r.Error = notify.DispatchFailed, errorValue(err)
-		return r, true, nil
-	}
-	r.Outcome = notify.DispatchSuccessful
-	return r, d.recordSuccess(), nil
+	return r, r.Outcome == notify.DispatchFailed || d.recordSuccess(), nil
 }
 
 // wanted applies the broadcast filters to one subscriber. A filter applies

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -16,8 +17,9 @@ import (
 //
 //	done          set of chunk indexes finished (the last one to finish
 //	              sees the set full and queues the finish step)
-//	inflight:{i}  set of subscription ids of chunk i whose send has begun
-//	              and whose outcome is not recorded yet
+//	inflight:{i}  hash of the subscribers of chunk i whose send has begun:
+//	              subscription id → "" while the send is under way, then
+//	              the outcome (JSON), until the chunk's results are stored
 //	finished      flag set by the finish step, which sync requests wait for
 //
 // and {prefix}{notification hex}:touch, which spaces the refreshes of the
@@ -69,29 +71,61 @@ func (c coordinator) inflightKey(nid notify.ID, run string, index int) string {
 	return c.key(nid, run, "inflight:"+strconv.Itoa(index))
 }
 
-// markSending records that a subscriber's send is about to begin. It must
-// succeed before the send: after a crash, a marked subscriber without an
+// markSending records that a subscriber's send is beginning. It must
+// succeed before the send: after a crash, a subscriber marked without an
 // outcome is one whose mail may or may not have gone.
 func (c coordinator) markSending(ctx context.Context, nid notify.ID, run string, index int, subscriptionID string) error {
-	return c.c.SAdd(ctx, c.inflightKey(nid, run, index), subscriptionID).Err()
+	return c.c.HSet(ctx, c.inflightKey(nid, run, index), subscriptionID, "").Err()
 }
 
-// sending returns the subscribers of a chunk whose send began, and gives
-// the set its expiry.
-func (c coordinator) sending(ctx context.Context, nid notify.ID, run string, index int) (map[string]bool, error) {
+// sentOutcome is an outcome kept with a mark until the chunk's results
+// are stored.
+type sentOutcome struct {
+	Outcome       notify.DispatchOutcome `json:"o"`
+	UserChannelID string                 `json:"u,omitempty"`
+	Error         json.RawMessage        `json:"e,omitempty"`
+}
+
+// markOutcome keeps a marked subscriber's outcome with its mark, so that a
+// node taking the chunk over records it instead of "delivery unknown".
+func (c coordinator) markOutcome(ctx context.Context, nid notify.ID, run string, index int, r notify.DispatchResult) error {
+	o := sentOutcome{Outcome: r.Outcome, UserChannelID: r.UserChannelID}
+	if r.Error != nil {
+		o.Error, _ = json.Marshal(r.Error)
+	}
+	b, err := json.Marshal(o)
+	if err != nil {
+		return err
+	}
+	return c.c.HSet(ctx, c.inflightKey(nid, run, index), r.SubscriptionID, b).Err()
+}
+
+// sending returns the marks of a chunk: for each subscriber whose send
+// began, its outcome, or nil while it is unknown. It gives the hash its
+// expiry.
+func (c coordinator) sending(ctx context.Context, nid notify.ID, run string, index int) (map[string]*notify.DispatchResult, error) {
 	k := c.inflightKey(nid, run, index)
-	var members *redis.StringSliceCmd
+	var marks *redis.MapStringStringCmd
 	_, err := c.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-		members = p.SMembers(ctx, k)
+		marks = p.HGetAll(ctx, k)
 		p.PExpire(ctx, k, coordTTL)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]bool, len(members.Val()))
-	for _, id := range members.Val() {
-		out[id] = true
+	out := make(map[string]*notify.DispatchResult, len(marks.Val()))
+	for id, v := range marks.Val() {
+		var o sentOutcome
+		if v == "" || json.Unmarshal([]byte(v), &o) != nil || o.Outcome == "" {
+			out[id] = nil
+			continue
+		}
+		r := &notify.DispatchResult{SubscriptionID: id, UserChannelID: o.UserChannelID, Outcome: o.Outcome}
+		if len(o.Error) > 0 {
+			r.Error, _ = notify.DecodeJSONValue(o.Error)
+		}
+		out[id] = r
 	}
 	return out, nil
 }

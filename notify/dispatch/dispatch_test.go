@@ -351,8 +351,9 @@ func TestRedispatchOfAFinishedBroadcastSendsNothingAgain(t *testing.T) {
 }
 
 // plant sets a broadcast up as a node that died mid-way leaves it: planned
-// in one chunk, a's outcome recorded, b's send begun (marked) but not
-// recorded, c not touched.
+// in one chunk, a's outcome recorded, b's send begun (marked) with no
+// outcome, d sent with its outcome kept with its mark but not stored, c
+// not touched.
 func (f *fixture) plant(subs ...*notify.Subscription) *notify.Notification {
 	f.t.Helper()
 	ctx := context.Background()
@@ -374,7 +375,7 @@ func (f *fixture) plant(subs ...*notify.Subscription) *notify.Notification {
 		f.t.Fatal(err)
 	}
 	key := f.queue.Prefix + "broadcast:" + n.ID.Hex() + ":r1:inflight:0"
-	if err := f.queue.Client.SAdd(ctx, key, subs[1].ID.Hex()).Err(); err != nil {
+	if err := f.queue.Client.HSet(ctx, key, subs[1].ID.Hex(), "", subs[3].ID.Hex(), `{"o":"successful","u":"d@foo.com"}`).Err(); err != nil {
 		f.t.Fatal(err)
 	}
 	return &n
@@ -388,17 +389,18 @@ func TestResumedBroadcastNeverSendsTwice(t *testing.T) {
 	a := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "a@foo.com"})
 	b := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "b@foo.com"})
 	c := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "c@foo.com"})
-	n := f.plant(a, b, c)
+	dd := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "d@foo.com"})
+	n := f.plant(a, b, c, dd)
 	if err := f.d.Redispatch(context.Background(), n.ID); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "state sent", func() bool { return f.load(n.ID).State == notify.StateSent })
-	if len(f.sink.to("a@foo.com"))+len(f.sink.to("b@foo.com")) != 0 || len(f.sink.to("c@foo.com")) != 1 {
-		t.Errorf("mails: a %d, b %d, c %d; want only c", len(f.sink.to("a@foo.com")), len(f.sink.to("b@foo.com")), len(f.sink.to("c@foo.com")))
+	if len(f.sink.to("a@foo.com"))+len(f.sink.to("b@foo.com"))+len(f.sink.to("d@foo.com")) != 0 || len(f.sink.to("c@foo.com")) != 1 {
+		t.Errorf("mails: a %d, b %d, c %d, d %d; want only c", len(f.sink.to("a@foo.com")), len(f.sink.to("b@foo.com")), len(f.sink.to("c@foo.com")), len(f.sink.to("d@foo.com")))
 	}
 	got := f.load(n.ID)
 	slices.Sort(got.Dispatch.Successful)
-	want := []string{a.ID.Hex(), c.ID.Hex()}
+	want := []string{a.ID.Hex(), c.ID.Hex(), dd.ID.Hex()}
 	slices.Sort(want)
 	if !slices.Equal(got.Dispatch.Successful, want) || len(got.Dispatch.Failed) != 1 || got.Dispatch.Failed[0].SubscriptionID != b.ID.Hex() {
 		t.Fatalf("dispatch %+v", got.Dispatch)

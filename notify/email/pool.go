@@ -13,6 +13,8 @@ import (
 
 	mail "github.com/wneessen/go-mail"
 	"github.com/wneessen/go-mail/smtp"
+
+	"github.com/govkit/govkit/notify"
 )
 
 const (
@@ -95,6 +97,12 @@ func (p *pool) send(ctx context.Context, msg *mail.Msg) error {
 			return err
 		}
 		reused := c.sent > 0
+		if attempt == 0 {
+			if err := notify.SendStarting(ctx); err != nil {
+				p.put(c, true)
+				return &SendError{Stage: StageConnect, Err: err}
+			}
+		}
 		// go-mail takes no context once connected; closing the connection
 		// is how a cancelled send stops waiting on the server.
 		stop := context.AfterFunc(ctx, func() { _ = c.nc.Close() })

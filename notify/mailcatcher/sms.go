@@ -5,6 +5,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/sms"
 )
 
@@ -29,6 +30,9 @@ func (c *Catcher) SMSSender() sms.Sender { return smsSender{c} }
 type smsSender struct{ c *Catcher }
 
 func (s smsSender) Send(ctx context.Context, m sms.Message) error {
+	if err := notify.SendStarting(ctx); err != nil {
+		return err
+	}
 	text := m.Text
 	if len(text) > maxSMSText {
 		text = text[:maxSMSText]

@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/sms"
 )
 
@@ -82,6 +83,9 @@ func (s *Sender) Send(ctx context.Context, m sms.Message) error {
 		return fmt.Errorf("swift: bad apiUrlPrefix or destination")
 	}
 	req.Header.Set("Content-Type", "application/json;charset=UTF-8")
+	if err := notify.SendStarting(ctx); err != nil {
+		return err
+	}
 	res, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return sms.RequestError("swift", "send message", err)

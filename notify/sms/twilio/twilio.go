@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/sms"
 )
 
@@ -80,6 +81,9 @@ func (s *Sender) Send(ctx context.Context, m sms.Message) error {
 	req.SetBasicAuth(s.cfg.AccountSID, s.cfg.AuthToken)
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Accept", "application/json")
+	if err := notify.SendStarting(ctx); err != nil {
+		return err
+	}
 	res, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return sms.RequestError("twilio", "create message", err)

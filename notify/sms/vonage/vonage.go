@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/sms"
 )
 
@@ -106,6 +107,9 @@ func (s *Sender) Send(ctx context.Context, m sms.Message) error {
 	req.SetBasicAuth(s.cfg.APIKey, s.cfg.APISecret)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
+	if err := notify.SendStarting(ctx); err != nil {
+		return err
+	}
 	res, err := s.cfg.HTTPClient.Do(req)
 	if err != nil {
 		return sms.RequestError("vonage", "send sms", err)
