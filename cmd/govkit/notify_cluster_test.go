@@ -547,3 +547,139 @@ func TestClusterThrottleIsSharedAndPrioritized(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadClusterBroadcast is the load run of a cluster (GOVKIT_LOAD=1):
+// a primary and 1, then 2, secondaries as processes on FerretDB-on-
+// PostgreSQL and Redis, one async email broadcast each to 10,000 and
+// 100,000 subscribers (GOVKIT_LOAD_SUBSCRIBERS=a,b,… picks the sizes)
+// sent to an SMTP sink on loopback, throttle off, guaranteed processing
+// on. It logs emails/s (first mail to last, at the sink) and each node's
+// peak resident memory. It asserts only that every subscriber got one
+// mail.
+//
+//	GOVKIT_LOAD=1 go test -run TestLoadClusterBroadcast -v -timeout 2h ./cmd/govkit/
+func TestLoadClusterBroadcast(t *testing.T) {
+	if os.Getenv("GOVKIT_LOAD") != "1" {
+		t.Skip("a load run: set GOVKIT_LOAD=1")
+	}
+	sizes := []int{10000, 100000}
+	if s := os.Getenv("GOVKIT_LOAD_SUBSCRIBERS"); s != "" {
+		sizes = nil
+		for _, f := range strings.Split(s, ",") {
+			var n int
+			if _, err := fmt.Sscan(strings.TrimSpace(f), &n); err != nil {
+				t.Fatalf("GOVKIT_LOAD_SUBSCRIBERS: %v", err)
+			}
+			sizes = append(sizes, n)
+		}
+	}
+	for _, secondaries := range []int{1, 2} {
+		for _, subscribers := range sizes {
+			t.Run(fmt.Sprintf("secondaries=%d/subscribers=%d", secondaries, subscribers), func(t *testing.T) {
+				c := newCluster(t, clusterConfig{chunkSize: 1000})
+				c.putRSAKey()
+				loadStart := time.Now()
+				for done := 0; done < subscribers; done += 10000 {
+					c.subscribeRange("svc", done, min(done+10000, subscribers))
+				}
+				t.Logf("%d subscriptions loaded in %v", subscribers, time.Since(loadStart).Round(time.Millisecond))
+				p := c.start("p", "primary").serving(t)
+				var nodes []*node
+				for i := range secondaries {
+					nodes = append(nodes, c.start(fmt.Sprintf("s%d", i+1), "secondary"))
+				}
+				for _, n := range nodes {
+					n.serving(t)
+				}
+				for _, n := range append(nodes, p) {
+					resetPeakRSSOf(n.cmd.Process.Pid)
+				}
+				var posted notificationView
+				posted0 := time.Now()
+				if st := p.do(t, "POST", "/notifications", map[string]any{
+					"serviceName": "svc", "channel": "email", "isBroadcast": true, "asyncBroadcastPushNotification": true,
+					"message": map[string]any{"from": "no_reply@invalid.local", "subject": "hello {subscription::name}", "textBody": "Hello, unsubscribe at {unsubscription_url}"},
+				}, &posted); st != http.StatusOK {
+					t.Fatalf("POST: %d", st)
+				}
+				var got notificationView
+				waitFor(t, 2*time.Hour, "the broadcast to finish", func() bool {
+					time.Sleep(time.Second)
+					got = notificationView{}
+					return p.do(t, "GET", "/notifications/"+posted.ID+`?filter={"fields":{"state":true}}`, nil, &got) == http.StatusOK && got.State == notify.StateSent
+				})
+				all := c.sink.deliveries()
+				if len(all) != subscribers {
+					t.Fatalf("%d mails, want %d", len(all), subscribers)
+				}
+				first, last := all[0].at, all[0].at
+				for _, d := range all {
+					first, last = minTime(first, d.at), maxTime(last, d.at)
+				}
+				var mem []string
+				for _, n := range append([]*node{p}, nodes...) {
+					mem = append(mem, fmt.Sprintf("%s %d MB", n.name, peakRSSOf(n.cmd.Process.Pid)>>20))
+				}
+				t.Logf("%d subscribers, %d secondaries: %.0f emails/s (first to last mail, %v), %v from POST to last mail; peak RSS %s",
+					subscribers, secondaries, float64(subscribers)/last.Sub(first).Seconds(), last.Sub(first).Round(time.Millisecond),
+					last.Sub(posted0).Round(time.Millisecond), strings.Join(mem, ", "))
+			})
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// subscribeRange bulk-loads subscribers u{from}…u{to-1}, as the API stores
+// them (confirmation request templates included).
+func (c *cluster) subscribeRange(svc string, from, to int) {
+	c.t.Helper()
+	subs := make([]*notify.Subscription, 0, to-from)
+	for i := from; i < to; i++ {
+		subs = append(subs, &notify.Subscription{ServiceName: svc, Channel: notify.ChannelEmail, State: notify.StateConfirmed,
+			UserChannelID: fmt.Sprintf("u%d@%s.test", i, svc), UnsubscriptionCode: "12345",
+			ConfirmationRequest: notify.Fields{
+				{Key: "confirmationCodeRegex", Value: `\d{5}`}, {Key: "sendRequest", Value: true},
+				{Key: "from", Value: "no_reply@invalid.local"}, {Key: "subject", Value: "Subscription confirmation"},
+				{Key: "textBody", Value: "Enter {subscription_confirmation_code} on screen"}, {Key: "confirmationCode", Value: "12345"},
+			},
+			Data: notify.Fields{{Key: "name", Value: fmt.Sprint("User ", i)}}})
+	}
+	if err := c.store.Subscriptions().InsertMany(context.Background(), subs); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// resetPeakRSSOf resets the kernel's record of a process's peak resident
+// memory (Linux).
+func resetPeakRSSOf(pid int) {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", pid), []byte("5"), 0)
+}
+
+// peakRSSOf is a process's peak resident memory (VmHWM), 0 when unknown.
+func peakRSSOf(pid int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			var kb uint64
+			_, _ = fmt.Sscan(strings.TrimSuffix(strings.TrimSpace(v), " kB"), &kb)
+			return kb << 10
+		}
+	}
+	return 0
+}

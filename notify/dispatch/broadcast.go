@@ -129,10 +129,12 @@ func (d *Dispatcher) handle(ctx context.Context, j queue.Job) error {
 // guaranteed processing says).
 const planAttempts = 8
 
-// plan chooses the candidates and writes the chunks (once per run), then
-// queues every chunk not yet done — or the finish step, when none is left.
-// Running it again after it completed only queues what is missing, which
-// is how a stale broadcast is resumed.
+// plan chooses the candidates and writes the chunks (once per run),
+// queueing each chunk as soon as it is written so that sending goes on
+// while the rest is planned; then it queues every chunk not yet done, or
+// the finish step when none is left. Running it again after it completed
+// only queues what is missing, which is how a stale broadcast resumes; a
+// plan whose node died is continued after the chunks it wrote.
 func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongostore.Broadcast, j queue.Job) error {
 	d.touch(ctx, n.ID)
 	if !hdr.Planned {
@@ -144,15 +146,53 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 			_, err := d.q.Enqueue(ctx, finishJob(n.ID, hdr.Run))
 			return err
 		}
-		chunks, candidates, err := d.o.Store.Broadcasts.PlanChunks(ctx, n.ID, n.ServiceName, n.Channel, d.o.ChunkSize, inlinePick(n.Dispatch))
+		b := d.o.Store.Broadcasts
+		p := mongostore.Plan{ServiceName: n.ServiceName, Channel: n.Channel, Size: d.o.ChunkSize, Pick: inlinePick(n.Dispatch),
+			Written: func(i int) error {
+				_, err := d.q.Enqueue(ctx, chunkJob(n.ID, hdr.Run, i))
+				return err
+			}}
+		planned, from, err := b.PlannedCandidates(ctx, n.ID)
 		if err != nil {
 			return fmt.Errorf("dispatch: plan: %w", err)
 		}
-		if err := d.o.Store.Broadcasts.SetBroadcastPlanned(ctx, n.ID, hdr.Run, chunks, candidates); err != nil {
+		if from > 0 {
+			d.log.Info("notify: continuing an interrupted plan", "notification", n.ID.Hex(), "chunks", from)
+			p.From = from
+			inner := p.Pick
+			p.Pick = func(id string) (bool, bool) {
+				switch {
+				case planned[id]:
+					return false, false
+				case inner == nil:
+					return true, true
+				}
+				return inner(id)
+			}
+			for i := range from {
+				if _, err := d.q.Enqueue(ctx, chunkJob(n.ID, hdr.Run, i)); err != nil {
+					return err
+				}
+			}
+		}
+		chunks, candidates, err := b.PlanChunks(ctx, n.ID, p)
+		if err != nil {
+			return fmt.Errorf("dispatch: plan: %w", err)
+		}
+		candidates += int64(len(planned))
+		if err := b.SetBroadcastPlanned(ctx, n.ID, hdr.Run, chunks, candidates); err != nil {
 			return fmt.Errorf("dispatch: plan: %w", err)
 		}
 		hdr.Chunks = chunks
 		d.log.Info("notify: broadcast planned", "notification", n.ID.Hex(), "candidates", candidates, "chunks", chunks)
+	}
+	all, err := d.co.planned(ctx, n.ID, hdr.Run, hdr.Chunks)
+	if err != nil {
+		return err
+	}
+	if all {
+		_, err = d.q.Enqueue(ctx, finishJob(n.ID, hdr.Run))
+		return err
 	}
 	done, err := d.co.doneChunks(ctx, n.ID, hdr.Run)
 	if err != nil {
@@ -163,9 +203,6 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 		if !done[i] {
 			jobs = append(jobs, chunkJob(n.ID, hdr.Run, i))
 		}
-	}
-	if len(jobs) == 0 {
-		jobs = []string{finishJob(n.ID, hdr.Run)}
 	}
 	_, err = d.q.Enqueue(ctx, jobs...)
 	return err
@@ -216,7 +253,7 @@ func (d *Dispatcher) touch(ctx context.Context, nid notify.ID) {
 // it was the last. A chunk finished again (a job run twice) may queue the
 // finish step again; finishing twice is harmless.
 func (d *Dispatcher) chunkFinished(ctx context.Context, hdr mongostore.Broadcast, index int) error {
-	all, err := d.co.chunkDone(ctx, hdr.NotificationID, hdr.Run, index, hdr.Chunks)
+	all, err := d.co.chunkDone(ctx, hdr.NotificationID, hdr.Run, index)
 	if err != nil {
 		return err
 	}

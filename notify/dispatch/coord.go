@@ -17,6 +17,7 @@ import (
 //
 //	done          set of chunk indexes finished (the last one to finish
 //	              sees the set full and queues the finish step)
+//	chunks        how many chunks the run has, once its plan is complete
 //	inflight:{i}  hash of the subscribers of chunk i whose send has begun:
 //	              subscription id → "" while the send is under way, then
 //	              the outcome (JSON), until the chunk's results are stored
@@ -36,19 +37,32 @@ func (c coordinator) key(nid notify.ID, run, what string) string {
 	return c.prefix + nid.Hex() + ":" + run + ":" + what
 }
 
-// doneScript adds a chunk index to the done set and answers whether the
-// set now holds all ARGV[2] chunks.
+// doneScript adds chunk index ARGV[1] (if any) to the done set and
+// answers whether the run's plan is complete and every chunk done.
 var doneScript = redis.NewScript(`
-redis.call('SADD', KEYS[1], ARGV[1])
-redis.call('PEXPIRE', KEYS[1], ARGV[3])
-if redis.call('SCARD', KEYS[1]) >= tonumber(ARGV[2]) then return 1 end
+if ARGV[1] ~= '' then
+  redis.call('SADD', KEYS[1], ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+local n = redis.call('GET', KEYS[2])
+if n and redis.call('SCARD', KEYS[1]) >= tonumber(n) then return 1 end
 return 0
 `)
 
 // chunkDone records chunk index as finished and reports whether every
-// chunk of the run is.
-func (c coordinator) chunkDone(ctx context.Context, nid notify.ID, run string, index, chunks int) (bool, error) {
-	n, err := doneScript.Run(ctx, c.c, []string{c.key(nid, run, "done")}, index, chunks, coordTTL.Milliseconds()).Int()
+// chunk of the run is (which needs the plan to be complete).
+func (c coordinator) chunkDone(ctx context.Context, nid notify.ID, run string, index int) (bool, error) {
+	n, err := doneScript.Run(ctx, c.c, []string{c.key(nid, run, "done"), c.key(nid, run, "chunks")}, index, coordTTL.Milliseconds()).Int()
+	return n == 1, err
+}
+
+// planned records the run's chunk count and reports whether every chunk
+// is done already (all were sent while the plan went on).
+func (c coordinator) planned(ctx context.Context, nid notify.ID, run string, chunks int) (bool, error) {
+	if err := c.c.Set(ctx, c.key(nid, run, "chunks"), chunks, coordTTL).Err(); err != nil {
+		return false, err
+	}
+	n, err := doneScript.Run(ctx, c.c, []string{c.key(nid, run, "done"), c.key(nid, run, "chunks")}, "", coordTTL.Milliseconds()).Int()
 	return n == 1, err
 }
 
@@ -139,7 +153,7 @@ func (c coordinator) forgetSending(ctx context.Context, nid notify.ID, run strin
 func (c coordinator) setFinished(ctx context.Context, nid notify.ID, run string) error {
 	_, err := c.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, c.key(nid, run, "finished"), "1", 24*time.Hour)
-		p.Del(ctx, c.key(nid, run, "done"))
+		p.Del(ctx, c.key(nid, run, "done"), c.key(nid, run, "chunks"))
 		return nil
 	})
 	return err

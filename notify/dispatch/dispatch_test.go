@@ -364,7 +364,7 @@ func (f *fixture) plant(subs ...*notify.Subscription) *notify.Notification {
 	if _, _, err := f.store.StartBroadcast(ctx, mongostore.Broadcast{NotificationID: n.ID, Run: "r1", HTTPHost: "http://h", Started: time.Now()}); err != nil {
 		f.t.Fatal(err)
 	}
-	chunks, _, err := f.store.PlanChunks(ctx, n.ID, "svc", "email", 10, nil)
+	chunks, _, err := f.store.PlanChunks(ctx, n.ID, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 10})
 	if err != nil || chunks != 1 {
 		f.t.Fatal(chunks, err)
 	}

@@ -30,7 +30,8 @@ type Broadcasts interface {
 	StartBroadcast(ctx context.Context, b mongostore.Broadcast) (mongostore.Broadcast, bool, error)
 	Broadcast(ctx context.Context, nid notify.ID) (mongostore.Broadcast, error)
 	SetBroadcastPlanned(ctx context.Context, nid notify.ID, run string, chunks int, candidates int64) error
-	PlanChunks(ctx context.Context, nid notify.ID, serviceName, channel string, size int, pick func(subscriptionID string) (candidate, send bool)) (int, int64, error)
+	PlanChunks(ctx context.Context, nid notify.ID, p mongostore.Plan) (int, int64, error)
+	PlannedCandidates(ctx context.Context, nid notify.ID) (map[string]bool, int, error)
 	BroadcastChunk(ctx context.Context, nid notify.ID, index int) ([]*notify.Subscription, error)
 	BroadcastResults(ctx context.Context, nid notify.ID, index int) (*mongostore.ChunkResults, error)
 	RecordChunk(ctx context.Context, nid notify.ID, index, part int, results []notify.DispatchResult) (int, error)

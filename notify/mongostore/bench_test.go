@@ -75,19 +75,20 @@ func BenchmarkBroadcast10k(b *testing.B) {
 			results[i] = notify.DispatchResult{SubscriptionID: id, UserChannelID: "x@y", Outcome: notify.DispatchFailed, Error: notify.Fields{{Key: "message", Value: "550 mailbox unavailable"}}}
 		}
 	}
+	plan := mongostore.Plan{ServiceName: "bench", Channel: notify.ChannelEmail, Size: chunk}
 	perSub := func(b *testing.B) {
 		b.ReportMetric(b.Elapsed().Seconds()/float64(b.N*subscribers)*1e6, "µs/subscriber")
 	}
 	b.Run("plan", func(b *testing.B) {
 		for b.Loop() {
-			if _, _, err := s.PlanChunks(ctx, notify.NewID(), "bench", notify.ChannelEmail, chunk, nil); err != nil {
+			if _, _, err := s.PlanChunks(ctx, notify.NewID(), plan); err != nil {
 				b.Fatal(err)
 			}
 		}
 		perSub(b)
 	})
 	nid := notify.NewID()
-	chunks, _, err := s.PlanChunks(ctx, nid, "bench", notify.ChannelEmail, chunk, nil)
+	chunks, _, err := s.PlanChunks(ctx, nid, plan)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func BenchmarkBroadcast10k(b *testing.B) {
 		for b.Loop() {
 			b.StopTimer()
 			n := notify.NewID()
-			if _, _, err := s.PlanChunks(ctx, n, "bench", notify.ChannelEmail, chunk, nil); err != nil {
+			if _, _, err := s.PlanChunks(ctx, n, plan); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

@@ -193,23 +193,39 @@ var snapshotFields = bson.D{
 	{Key: "unsubscribedAdditionalServices", Value: 1},
 }
 
+// Plan says how PlanChunks writes a broadcast's chunks.
+type Plan struct {
+	ServiceName, Channel string
+	// Size is the most candidates in a chunk.
+	Size int
+	// From is the first chunk index to write: the chunks before it were
+	// written by a plan that was interrupted (see PlannedCandidates).
+	From int
+	// Pick, when not nil, decides for each subscription whether it is a
+	// candidate, and whether a candidate is to be sent to (a document the
+	// original left half-sent keeps its candidates and the outcomes it
+	// holds inline; a resumed plan leaves out who is planned already).
+	Pick func(subscriptionID string) (candidate, send bool)
+	// Written, when not nil, is called after each chunk is written, so
+	// that it can be sent while planning goes on.
+	Written func(index int) error
+}
+
 // PlanChunks streams the confirmed subscriptions of a service and channel
 // once — one query, in the order the server returns them, never held in
-// memory all at once — and writes them as chunks of up to size
-// subscribers (or MaxChunkBytes) from index 0: a snapshot document and a
-// result document listing the candidates. pick, when not nil, decides for
-// each subscription whether it is a candidate, and whether a candidate is
-// to be sent to (a document the original left half-sent keeps its
-// candidates and the outcomes it holds inline). Chunk documents an interrupted
-// earlier plan left beyond the new last index are deleted. It returns the
-// number of chunks and candidates.
-func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, serviceName, channel string, size int, pick func(subscriptionID string) (candidate, send bool)) (chunks int, candidates int64, err error) {
-	filter := bson.D{{Key: "serviceName", Value: serviceName}, {Key: "state", Value: notify.StateConfirmed}, {Key: "channel", Value: channel}}
+// memory together — and writes them as chunks of up to p.Size candidates
+// (or MaxChunkBytes of snapshot) from index p.From: a snapshot document and
+// a result document listing the candidates. Chunk documents an earlier plan
+// left beyond the new last index are deleted. It returns the number of
+// chunks (From included) and of candidates written.
+func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, p Plan) (chunks int, candidates int64, err error) {
+	filter := bson.D{{Key: "serviceName", Value: p.ServiceName}, {Key: "state", Value: notify.StateConfirmed}, {Key: "channel", Value: p.Channel}}
 	cur, err := s.db.Collection(notify.CollSubscription).Find(ctx, filter, options.Find().SetProjection(snapshotFields).SetBatchSize(1000))
 	if err != nil {
 		return 0, 0, fmt.Errorf("mongostore: broadcast candidates: %w", err)
 	}
 	defer cur.Close(context.WithoutCancel(ctx))
+	chunks = p.From
 	var (
 		snap  []byte // the chunk's subscriptions to send, BSON back to back
 		count int
@@ -222,6 +238,11 @@ func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, serviceName, chan
 		if err := s.writeChunk(ctx, nid, chunks, snap, count, ids); err != nil {
 			return err
 		}
+		if p.Written != nil {
+			if err := p.Written(chunks); err != nil {
+				return err
+			}
+		}
 		chunks++
 		snap, count, ids = snap[:0], 0, nil
 		return nil
@@ -233,8 +254,8 @@ func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, serviceName, chan
 		}
 		id := oid.Hex()
 		candidate, send := true, true
-		if pick != nil {
-			candidate, send = pick(id)
+		if p.Pick != nil {
+			candidate, send = p.Pick(id)
 		}
 		if !candidate {
 			continue
@@ -246,7 +267,7 @@ func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, serviceName, chan
 			snap = append(snap, cur.Current...)
 			count++
 		}
-		if len(ids) >= size || len(snap) >= MaxChunkBytes {
+		if len(ids) >= p.Size || len(snap) >= MaxChunkBytes {
 			if err := flush(); err != nil {
 				return 0, 0, err
 			}
@@ -262,6 +283,31 @@ func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, serviceName, chan
 		return 0, 0, err
 	}
 	return chunks, candidates, nil
+}
+
+// PlannedCandidates returns what an interrupted plan wrote: the
+// candidates of its complete chunks (those with a result document), how
+// many chunks that is, and how many candidates. It holds them in memory:
+// it serves only to resume a plan whose node died.
+func (s *Store) PlannedCandidates(ctx context.Context, nid notify.ID) (map[string]bool, int, error) {
+	ids := map[string]bool{}
+	chunks := 0
+	for ; ; chunks++ {
+		raw, err := s.resultColl().FindOne(ctx, bson.D{{Key: "_id", Value: chunkKey(nid, chunks)}},
+			options.FindOne().SetProjection(bson.D{{Key: "candidates", Value: 1}})).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			return ids, chunks, nil
+		}
+		if err != nil {
+			return nil, 0, fmt.Errorf("mongostore: broadcast results %d: %w", chunks, err)
+		}
+		vals, _ := raw.Lookup("candidates").Array().Values()
+		for _, v := range vals {
+			if id, ok := v.StringValueOK(); ok {
+				ids[id] = true
+			}
+		}
+	}
 }
 
 func (s *Store) writeChunk(ctx context.Context, nid notify.ID, index int, snap []byte, count int, ids bson.A) error {

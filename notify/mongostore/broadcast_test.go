@@ -55,7 +55,7 @@ func TestPlanChunksSnapshotsConfirmedSubscribersOnce(t *testing.T) {
 			}
 		}
 		nid := notify.NewID()
-		chunks, cands, err := s.PlanChunks(ctx, nid, "svc", "email", 10, nil)
+		chunks, cands, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestPlanChunksSnapshotsConfirmedSubscribersOnce(t *testing.T) {
 		}
 		// A plan written again over an interrupted one with fewer
 		// subscribers leaves no chunk of the old one behind.
-		chunks, _, err = s.PlanChunks(ctx, nid, "svc", "email", 20, nil)
+		chunks, _, err = s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 20})
 		if err != nil || chunks != 2 {
 			t.Fatalf("re-plan: %d chunks, %v", chunks, err)
 		}
@@ -112,9 +112,9 @@ func TestPlanChunksPicksCandidates(t *testing.T) {
 		ids := subscribe(t, s, "svc", 4)
 		nid := notify.NewID()
 		// ids[0] is not a candidate, ids[1] is one already done.
-		_, cands, err := s.PlanChunks(ctx, nid, "svc", "email", 10, func(id string) (bool, bool) {
+		_, cands, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 10, Pick: func(id string) (bool, bool) {
 			return id != ids[0], id != ids[1]
-		})
+		}})
 		if err != nil || cands != 3 {
 			t.Fatalf("candidates %d, %v", cands, err)
 		}
@@ -139,7 +139,7 @@ func TestPlanChunksBoundsSnapshotSize(t *testing.T) {
 		}
 	}
 	nid := notify.NewID()
-	chunks, cands, err := s.PlanChunks(ctx, nid, "svc", "email", 1000, nil)
+	chunks, cands, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestRecordChunkAndTheAPIView(t *testing.T) {
 		if err := s.Notifications().Insert(ctx, &n); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.PlanChunks(ctx, n.ID, "svc", "email", 3, nil); err != nil {
+		if _, _, err := s.PlanChunks(ctx, n.ID, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 3}); err != nil {
 			t.Fatal(err)
 		}
 		r0 := []notify.DispatchResult{
@@ -243,7 +243,7 @@ func TestDispatchViewMergesInlineArrays(t *testing.T) {
 	if err := s.Notifications().Insert(ctx, &n); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PlanChunks(ctx, n.ID, "svc", "email", 10, func(id string) (bool, bool) { return true, id != ids[0] }); err != nil {
+	if _, _, err := s.PlanChunks(ctx, n.ID, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 10, Pick: func(id string) (bool, bool) { return true, id != ids[0] }}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.RecordChunk(ctx, n.ID, 0, 0, []notify.DispatchResult{{SubscriptionID: ids[1], Outcome: notify.DispatchSuccessful}}); err != nil {
@@ -271,7 +271,7 @@ func TestDispatchViewIsBounded(t *testing.T) {
 	if err := s.Notifications().Insert(ctx, &n); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.PlanChunks(ctx, n.ID, "svc", "email", 3, nil); err != nil {
+	if _, _, err := s.PlanChunks(ctx, n.ID, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 3}); err != nil {
 		t.Fatal(err)
 	}
 	for i, id := range ids {
@@ -314,6 +314,48 @@ func TestStartBroadcastKeepsTheFirstHeader(t *testing.T) {
 		got, err = s.Broadcast(ctx, nid)
 		if err != nil || !got.Planned || got.Chunks != 3 || got.Candidates != 7 {
 			t.Errorf("planned header %+v, %v", got, err)
+		}
+	})
+}
+
+// A plan interrupted after some chunks (its node died) is continued after
+// them, each subscriber a candidate once.
+func TestPlanContinuesAnInterruptedPlan(t *testing.T) {
+	eachStore(t, func(t *testing.T, s *mongostore.Store) {
+		ctx := context.Background()
+		want := subscribe(t, s, "svc", 7)
+		nid := notify.NewID()
+		died := errors.New("node died")
+		_, _, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 3, Written: func(i int) error {
+			if i == 1 {
+				return died
+			}
+			return nil
+		}})
+		if !errors.Is(err, died) {
+			t.Fatalf("err = %v", err)
+		}
+		planned, from, err := s.PlannedCandidates(ctx, nid)
+		if err != nil || from != 2 || len(planned) != 6 {
+			t.Fatalf("planned %d in %d chunks, %v", len(planned), from, err)
+		}
+		chunks, cands, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 3, From: from,
+			Pick: func(id string) (bool, bool) { return !planned[id], !planned[id] }})
+		if err != nil || chunks != 3 || cands != 1 {
+			t.Fatalf("continued: %d chunks, %d candidates, %v", chunks, cands, err)
+		}
+		var got []string
+		for i := range chunks {
+			r, err := s.BroadcastResults(ctx, nid, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, r.Candidates...)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("candidates %v, want %v", got, want)
 		}
 	})
 }
