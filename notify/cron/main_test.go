@@ -291,7 +291,7 @@ func (f *fixture) plan(n *notify.Notification, recorded ...notify.DispatchResult
 	if _, _, err := f.store.StartBroadcast(ctx, mongostore.Broadcast{NotificationID: n.ID, Run: "r1", HTTPHost: n.HTTPHost, Started: f.clock.Now()}); err != nil {
 		f.t.Fatal(err)
 	}
-	chunks, cands, err := f.store.PlanChunks(ctx, n.ID, n.ServiceName, n.Channel, 1000, nil)
+	chunks, cands, err := f.store.PlanChunks(ctx, n.ID, mongostore.Plan{ServiceName: n.ServiceName, Channel: n.Channel, Size: 1000})
 	if err != nil {
 		f.t.Fatal(err)
 	}

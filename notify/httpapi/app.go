@@ -188,6 +188,9 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	} else if err := waitForRSAKey(ctx, app.Store, o.RSAWait, log); err != nil {
 		return nil, err
 	}
+	if n := cfg.Notification.BroadcastSubscriberChunkSize; n > dispatch.MaxChunkSize {
+		app.Warnings = append(app.Warnings, fmt.Sprintf("notification.broadcastSubscriberChunkSize %d is above %d: chunks of %d are used (a chunk is one queue job and one result document)", n, dispatch.MaxChunkSize, dispatch.MaxChunkSize))
+	}
 	do := o.Dispatch
 	do.Settings = dispatch.SettingsFromConfig(cfg)
 	do.Store = dispatch.FromMongo(app.Store)
@@ -272,7 +275,7 @@ func (a *App) openQueue(ctx context.Context, cfg *config.Config, log *slog.Logge
 		log.Error("queue backend unreachable: check queue.connection; broadcasts and throttled sends wait for it, and /api/health answers 503",
 			"setting", "queue.connection", "addr", a.Queue.Addr, "err", err)
 	} else {
-		log.Info("queue backend", "addr", a.Queue.Addr, "prefix", a.Queue.Prefix)
+		log.Info("queue backend", "addr", a.Queue.Addr, "embedded", a.Queue.Embedded(), "prefix", a.Queue.Prefix)
 	}
 	return nil
 }

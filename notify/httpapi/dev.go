@@ -216,6 +216,7 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 	} else {
 		fmt.Fprintf(w, "  demo service        %s\n", demoNote)
 	}
+	fmt.Fprintf(w, "  queue               embedded Redis on %s (broadcasts, throttles)\n", app.Queue.Addr)
 	fmt.Fprintf(w, "  data                %s\n", filepath.Join(o.DataDir, "notify-db"))
 	fmt.Fprintf(w, "  cron                on (purgeData, dispatchLiveNotifications, checkRssConfigUpdates, deleteBounces, reDispatchBroadcastPushNotifications)\n")
 	return d, nil

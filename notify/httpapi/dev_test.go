@@ -88,6 +88,20 @@ func TestStartDev(t *testing.T) {
 			t.Fatal("mail page does not list the mail")
 		}
 	})
+	t.Run("a broadcast runs through the embedded queue to the mail catcher", func(t *testing.T) {
+		if !strings.Contains(out.String(), "  queue               embedded Redis on 127.0.0.1:") {
+			t.Errorf("output does not show the embedded queue:\n%s", out.String())
+		}
+		post(t, d.URL+"/api/subscriptions", `{"serviceName":"queue-check","channel":"email","userChannelId":"reader@example.org","state":"confirmed"}`)
+		n := post(t, d.URL+"/api/notifications", `{"serviceName":"queue-check","channel":"email","isBroadcast":true,"message":{"from":"news@example.org","subject":"Extra","textBody":"Hello"}}`)
+		if n["state"] != "sent" {
+			t.Fatalf("broadcast %v", n)
+		}
+		d, _ := n["dispatch"].(map[string]any)
+		if succ, _ := d["successful"].([]any); len(succ) != 1 {
+			t.Fatalf("dispatch %v", d)
+		}
+	})
 }
 
 func post(t *testing.T, url, body string) map[string]any {

@@ -28,8 +28,8 @@ type Backend struct {
 	Client redis.UniversalClient
 	// Prefix starts every key of the notification service.
 	Prefix string
-	// Addr describes the server for messages (host:port, the sentinel
-	// set, or "embedded").
+	// Addr describes the server for messages (host:port, or the
+	// sentinel set).
 	Addr string
 
 	embedded *miniredis.Miniredis
@@ -80,7 +80,7 @@ func openEmbedded() (*Backend, error) {
 	}
 	m.ClockTTL(true)
 	c := redis.NewClient(&redis.Options{Addr: m.Addr(), PoolSize: 64})
-	return &Backend{Client: c, Prefix: DefaultPrefix, Addr: "embedded", embedded: m}, nil
+	return &Backend{Client: c, Prefix: DefaultPrefix, Addr: m.Addr(), embedded: m}, nil
 }
 
 type connOptions struct {
