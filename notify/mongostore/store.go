@@ -2,9 +2,14 @@
 // through the official Go driver, in the original's collections and field
 // names so that an existing deployment's data is used in place:
 // subscription, notification, configuration, administrator,
-// UserCredential, AccessToken, bounce and rss, plus notificationDispatch
-// (ours) for the per-subscriber results of broadcasts and lock (ours) for
-// the named locks of [Store.Lock].
+// UserCredential, AccessToken, bounce and rss, plus three collections of
+// ours for broadcasts — notificationBroadcast, notificationBroadcastChunk
+// and notificationBroadcastResult: a broadcast's plan, its chunks of
+// subscribers and their results, all read and written by _id (see
+// [Store.PlanChunks]), and shown by the API as dispatch.* within
+// [DefaultDispatchListLimit] entries per list, with complete counts;
+// and lock and cronClaim (ours) for the named locks of [Store.Lock] and
+// the claims of [Store.Claim].
 //
 // The same code talks to MongoDB (4.2 or later, a replica set in
 // production) and to the embedded FerretDB of notify/embeddedmongo, so it
