@@ -82,7 +82,7 @@ func (d *Dispatcher) startBroadcast(ctx context.Context, n *notify.Notification,
 	if err := d.co.clearFinished(ctx, n.ID, cur.Run); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrQueueUnavailable, err)
 	}
-	if _, err := d.q.Enqueue(ctx, planJob(n.ID, cur.Run)); err != nil {
+	if _, err := d.q.EnqueueFront(ctx, planJob(n.ID, cur.Run)); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrQueueUnavailable, err)
 	}
 	return cur.Run, nil
@@ -143,7 +143,7 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 			if err := d.setState(ctx, n.ID, notify.StateError, nil); err != nil {
 				return err
 			}
-			_, err := d.q.Enqueue(ctx, finishJob(n.ID, hdr.Run))
+			_, err := d.q.EnqueueFront(ctx, finishJob(n.ID, hdr.Run))
 			return err
 		}
 		b := d.o.Store.Broadcasts
@@ -191,7 +191,7 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 		return err
 	}
 	if all {
-		_, err = d.q.Enqueue(ctx, finishJob(n.ID, hdr.Run))
+		_, err = d.q.EnqueueFront(ctx, finishJob(n.ID, hdr.Run))
 		return err
 	}
 	done, err := d.co.doneChunks(ctx, n.ID, hdr.Run)
@@ -258,7 +258,7 @@ func (d *Dispatcher) chunkFinished(ctx context.Context, hdr mongostore.Broadcast
 		return err
 	}
 	if all {
-		_, err = d.q.Enqueue(ctx, finishJob(hdr.NotificationID, hdr.Run))
+		_, err = d.q.EnqueueFront(ctx, finishJob(hdr.NotificationID, hdr.Run))
 	}
 	return err
 }

@@ -30,7 +30,8 @@
 //	                          Enqueue until it is acknowledged, so enqueueing
 //	                          a known id again does nothing
 //	{prefix}q:pending   list  ids ready to run, oldest first; a job taken
-//	                          back from a dead node goes to the front
+//	                          back from a dead node, or enqueued with
+//	                          EnqueueFront, goes to the front
 //	{prefix}q:leases    zset  id → lease expiry (ms), for claimed jobs
 //	{prefix}q:owners    hash  id → the claiming worker's token
 //	{prefix}q:delayed   zset  id → when a failed job may run again

@@ -97,13 +97,16 @@ func NewQueue(b *Backend, o QueueOptions) *Queue {
 // Lease returns the queue's lease duration.
 func (q *Queue) Lease() time.Duration { return q.o.Lease }
 
-// enqueueScript adds the ids not already known, in order, and wakes as
-// many idle workers (at most 64 tokens are kept).
+// enqueueScript adds the ids ARGV[2…] not already known, in order, at
+// the back of the line (ARGV[1] "back") or the front, and wakes as many
+// idle workers (at most 64 tokens are kept).
 var enqueueScript = redis.NewScript(`
 local added = 0
-for i = 1, #ARGV do
+local push = 'RPUSH'
+if ARGV[1] == 'front' then push = 'LPUSH' end
+for i = 2, #ARGV do
   if redis.call('HSETNX', KEYS[1], ARGV[i], 0) == 1 then
-    redis.call('RPUSH', KEYS[2], ARGV[i])
+    redis.call(push, KEYS[2], ARGV[i])
     added = added + 1
   end
 end
@@ -114,17 +117,29 @@ end
 return added
 `)
 
-// Enqueue adds jobs; ids the queue already knows (waiting, running or
-// waiting for a retry) are left as they are. It returns how many were
-// added.
+// Enqueue adds jobs at the back of the line; ids the queue already knows
+// (waiting, running or waiting for a retry) are left as they are. It
+// returns how many were added.
 func (q *Queue) Enqueue(ctx context.Context, ids ...string) (int, error) {
+	return q.enqueue(ctx, "back", ids)
+}
+
+// EnqueueFront adds jobs at the front of the line, as Enqueue does
+// otherwise: short jobs that others wait for should not queue behind a
+// large broadcast's chunks.
+func (q *Queue) EnqueueFront(ctx context.Context, ids ...string) (int, error) {
+	return q.enqueue(ctx, "front", ids)
+}
+
+func (q *Queue) enqueue(ctx context.Context, where string, ids []string) (int, error) {
 	added := 0
 	for len(ids) > 0 {
 		batch := ids[:min(len(ids), 500)]
 		ids = ids[len(batch):]
-		args := make([]any, len(batch))
-		for i, id := range batch {
-			args[i] = id
+		args := make([]any, 0, len(batch)+1)
+		args = append(args, where)
+		for _, id := range batch {
+			args = append(args, id)
 		}
 		n, err := enqueueScript.Run(ctx, q.c, q.keys, args...).Int()
 		added += n

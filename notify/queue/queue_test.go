@@ -446,3 +446,35 @@ func splitAddr(t *testing.T, addr string) (string, int) {
 	}
 	return host, port
 }
+
+func TestEnqueueFrontGoesFirst(t *testing.T) {
+	for name, b := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			q := queue.NewQueue(b, queue.QueueOptions{Name: "front"})
+			ctx := context.Background()
+			if _, err := q.Enqueue(ctx, "chunk-1", "chunk-2"); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := q.EnqueueFront(ctx, "finish"); err != nil || n != 1 {
+				t.Fatal(n, err)
+			}
+			var mu sync.Mutex
+			var order []string
+			w := q.Start(1, func(ctx context.Context, j queue.Job) error {
+				mu.Lock()
+				order = append(order, j.ID)
+				mu.Unlock()
+				return nil
+			})
+			defer w.Stop(ctx)
+			eventually(t, "three jobs", func() bool {
+				mu.Lock()
+				defer mu.Unlock()
+				return len(order) == 3
+			})
+			if !slices.Equal(order, []string{"finish", "chunk-1", "chunk-2"}) {
+				t.Errorf("order %v", order)
+			}
+		})
+	}
+}
