@@ -149,13 +149,22 @@ func (d *Dispatcher) send(ctx context.Context, p *push, run string, index int, s
 	defer stop(nil)
 	in := make(chan *notify.Subscription)
 	out := make(chan notify.DispatchResult, d.o.Concurrency)
+	var outcomes *outcomeWriter
+	if d.o.Guaranteed {
+		outcomes = d.co.keepOutcomes(context.WithoutCancel(ctx), p.n.ID, run, index, 2*d.o.Concurrency)
+		defer func() {
+			if err := outcomes.close(); err != nil {
+				d.log.Warn("notify: outcomes not kept with their marks; a crash before they are stored would record them as unknown", "err", err)
+			}
+		}()
+	}
 	var wg sync.WaitGroup
 	for range min(d.o.Concurrency, len(subs)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for sub := range in {
-				r, keep, err := d.deliver(sendCtx, p, run, index, sub)
+				r, keep, err := d.deliver(sendCtx, p, run, index, sub, outcomes)
 				if err != nil {
 					stop(err)
 					continue
@@ -220,7 +229,7 @@ func (d *Dispatcher) recordSuccess() bool { return d.o.Guaranteed || d.o.Bounce 
 // knows whose mail may have gone. keep says whether the outcome is to be
 // recorded; an error is the pipeline's (the mark could not be written),
 // and nothing was sent.
-func (d *Dispatcher) deliver(ctx context.Context, p *push, run string, index int, sub *notify.Subscription) (r notify.DispatchResult, keep bool, err error) {
+func (d *Dispatcher) deliver(ctx context.Context, p *push, run string, index int, sub *notify.Subscription, outcomes *outcomeWriter) (r notify.DispatchResult, keep bool, err error) {
 	r = notify.DispatchResult{SubscriptionID: sub.ID.Hex(), UserChannelID: sub.UserChannelID}
 	if !d.wanted(ctx, p, sub) {
 		r.Outcome = notify.DispatchSkipped
@@ -242,10 +251,8 @@ func (d *Dispatcher) deliver(ctx context.Context, p *push, run string, index int
 	} else {
 		r.Outcome = notify.DispatchSuccessful
 	}
-	if d.o.Guaranteed {
-		if err := d.co.markOutcome(ctx, p.n.ID, run, index, r); err != nil {
-			d.log.Warn("notify: outcome not kept with its mark; a crash before it is stored would record it as unknown", "err", err)
-		}
+	if outcomes != nil {
+		outcomes.add(r)
 	}
 	return r, r.Outcome == notify.DispatchFailed || d.recordSuccess(), nil
 }

@@ -100,18 +100,63 @@ type sentOutcome struct {
 	Error         json.RawMessage        `json:"e,omitempty"`
 }
 
-// markOutcome keeps a marked subscriber's outcome with its mark, so that a
-// node taking the chunk over records it instead of "delivery unknown".
-func (c coordinator) markOutcome(ctx context.Context, nid notify.ID, run string, index int, r notify.DispatchResult) error {
+// outcomeWriter keeps outcomes with their marks, so that a node taking a
+// chunk over records them instead of "delivery unknown". It writes in
+// batches: one round trip carries the outcomes of every send that ended
+// while the previous one was under way.
+type outcomeWriter struct {
+	c    coordinator
+	key  string
+	in   chan notify.DispatchResult
+	done chan struct{}
+	err  error // the last write's failure
+}
+
+func (c coordinator) keepOutcomes(ctx context.Context, nid notify.ID, run string, index, buffer int) *outcomeWriter {
+	w := &outcomeWriter{c: c, key: c.inflightKey(nid, run, index), in: make(chan notify.DispatchResult, buffer), done: make(chan struct{})}
+	go w.loop(ctx)
+	return w
+}
+
+func (w *outcomeWriter) add(r notify.DispatchResult) { w.in <- r }
+
+// close writes what is left and stops.
+func (w *outcomeWriter) close() error {
+	close(w.in)
+	<-w.done
+	return w.err
+}
+
+func (w *outcomeWriter) loop(ctx context.Context) {
+	defer close(w.done)
+	var fields []any
+	for r := range w.in {
+		fields = append(fields[:0], r.SubscriptionID, encodeOutcome(r))
+	more:
+		for len(fields) < 1024 {
+			select {
+			case r, ok := <-w.in:
+				if !ok {
+					break more
+				}
+				fields = append(fields, r.SubscriptionID, encodeOutcome(r))
+			default:
+				break more
+			}
+		}
+		if err := w.c.c.HSet(ctx, w.key, fields...).Err(); err != nil {
+			w.err = err
+		}
+	}
+}
+
+func encodeOutcome(r notify.DispatchResult) string {
 	o := sentOutcome{Outcome: r.Outcome, UserChannelID: r.UserChannelID}
 	if r.Error != nil {
 		o.Error, _ = json.Marshal(r.Error)
 	}
-	b, err := json.Marshal(o)
-	if err != nil {
-		return err
-	}
-	return c.c.HSet(ctx, c.inflightKey(nid, run, index), r.SubscriptionID, b).Err()
+	b, _ := json.Marshal(o)
+	return string(b)
 }
 
 // sending returns the marks of a chunk: for each subscriber whose send
