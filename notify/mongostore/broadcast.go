@@ -712,32 +712,50 @@ func (s *Store) LoadDispatchAll(ctx context.Context, ns []*notify.Notification) 
 }
 
 // dispatchView merges results into the API's dispatch lists within a
-// bound, remembering which subscribers each list has (at most limit per
-// list) and counting all of them.
+// bound, counting all of them. Chunks hold disjoint sets of subscribers,
+// so only what a chunk repeats of itself (a batch recorded twice) or of
+// the arrays the original stored inline can be a duplicate: the view
+// remembers the inline subscribers and one chunk's at a time, never the
+// whole broadcast.
 type dispatchView struct {
 	d      *notify.Dispatch
 	limit  int
 	counts notify.DispatchCounts
-	cand   map[string]bool
-	// decided holds the subscribers with an outcome seen so far.
-	decided map[string]bool
+	// inline candidates and decided subscribers (with an outcome), from
+	// the notification document
+	inlineCand, inlineDecided map[string]bool
+	decided                   map[string]bool // of the chunk being added
 }
 
 func newDispatchView(inline *notify.Dispatch, limit int) *dispatchView {
 	d := &notify.Dispatch{}
-	if inline != nil {
-		d.Extra = inline.Extra
+	v := &dispatchView{d: d, limit: limit}
+	if inline == nil {
+		return v
 	}
-	v := &dispatchView{d: d, limit: limit, cand: map[string]bool{}, decided: map[string]bool{}}
-	if inline != nil {
-		v.add(&ChunkResults{Candidates: inline.Candidates, Successful: inline.Successful, Failed: inline.Failed, Skipped: inline.Skipped})
+	d.Extra = inline.Extra
+	v.add(&ChunkResults{Candidates: inline.Candidates, Successful: inline.Successful, Failed: inline.Failed, Skipped: inline.Skipped})
+	v.inlineCand = make(map[string]bool, len(inline.Candidates))
+	for _, id := range inline.Candidates {
+		v.inlineCand[id] = true
 	}
+	v.inlineDecided = v.decided
 	return v
 }
 
+// add merges one chunk's results (or the inline arrays).
 func (v *dispatchView) add(r *ChunkResults) {
+	v.decided = make(map[string]bool, len(r.Successful)+len(r.Failed)+len(r.Skipped))
+	seen := make(map[string]bool, len(r.Candidates))
 	for _, id := range r.Candidates {
-		v.candidate(id)
+		if seen[id] || v.inlineCand[id] {
+			continue
+		}
+		seen[id] = true
+		v.counts.Candidates++
+		if len(v.d.Candidates) < v.limit {
+			v.d.Candidates = append(v.d.Candidates, id)
+		}
 	}
 	for _, id := range r.Successful {
 		if v.outcome(id) {
@@ -765,29 +783,12 @@ func (v *dispatchView) add(r *ChunkResults) {
 	}
 }
 
-// candidate lists id once. Membership is remembered while the list is
-// within the limit, so that memory stays bounded; beyond it a subscriber
-// listed both inline and in a chunk (a document the original left
-// half-sent, with more candidates than the limit) is counted twice.
-func (v *dispatchView) candidate(id string) {
-	if v.cand[id] {
-		return
-	}
-	v.counts.Candidates++
-	if len(v.d.Candidates) < v.limit {
-		v.cand[id] = true
-		v.d.Candidates = append(v.d.Candidates, id)
-	}
-}
-
 // outcome reports whether id's outcome is the first seen (and so listed).
 func (v *dispatchView) outcome(id string) bool {
-	if v.decided[id] {
+	if v.decided[id] || v.inlineDecided[id] {
 		return false
 	}
-	if len(v.decided) < 3*v.limit {
-		v.decided[id] = true
-	}
+	v.decided[id] = true
 	return true
 }
 
