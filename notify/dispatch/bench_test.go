@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -37,6 +38,7 @@ import (
 //
 // 10,000 subscribers by default; GOVKIT_LOAD=1 adds 100,000 and
 // 1,000,000, or GOVKIT_LOAD_SUBSCRIBERS=a,b,… picks the sizes.
+// GOVKIT_LOAD_CPUPROFILE=file profiles the broadcasts alone.
 // Subscriptions are loaded with bulk inserts, as the API stores them.
 //
 //	go test -run '^$' -bench BenchmarkBroadcast -benchtime 1x ./notify/dispatch/
@@ -106,6 +108,17 @@ func benchBroadcast(b *testing.B, subscribers int) {
 	runtime.GC()
 	resetPeakRSS()
 	ctx := context.Background()
+	if path := os.Getenv("GOVKIT_LOAD_CPUPROFILE"); path != "" {
+		// the broadcasts only, not the loading of the subscriptions
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
 	b.ResetTimer()
 	cpu0 := processCPU()
 	start := time.Now()

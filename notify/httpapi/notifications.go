@@ -151,6 +151,17 @@ func (h *notifications) withDispatch(r *http.Request, n *notify.Notification) er
 	return h.s.store.LoadDispatch(r.Context(), n)
 }
 
+// showsDispatch reports whether a filter's fields let dispatch through:
+// reading a large broadcast's results is skipped when they would be
+// dropped (a client watching the state of a broadcast asks for state).
+func showsDispatch(fields bson.D) bool {
+	if len(fields) == 0 {
+		return true
+	}
+	f, err := project(&notify.Notification{Dispatch: &notify.Dispatch{}}, fields)
+	return err != nil || f.Has("dispatch")
+}
+
 func (h *notifications) count(w http.ResponseWriter, r *http.Request) {
 	where, err := query.ParseWhere(r.URL.Query(), notificationSchema(r))
 	if err != nil {
@@ -200,9 +211,11 @@ func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := h.s.store.LoadDispatchAll(r.Context(), recs); err != nil {
-		writeError(w, r, err)
-		return
+	if showsDispatch(flt.Fields) {
+		if err := h.s.store.LoadDispatchAll(r.Context(), recs); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	out := make([]notify.Fields, 0, len(recs))
 	for _, n := range recs {
@@ -259,9 +272,11 @@ func (h *notifications) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := h.withDispatch(r, n); err != nil {
-		writeError(w, r, err)
-		return
+	if showsDispatch(flt.Fields) {
+		if err := h.withDispatch(r, n); err != nil {
+			writeError(w, r, err)
+			return
+		}
 	}
 	f, err := h.shape(r, n, flt.Fields)
 	if err != nil {

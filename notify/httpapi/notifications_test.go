@@ -652,6 +652,21 @@ func TestNotificationBroadcastDispatch(t *testing.T) {
 		if len(mailTo(e, "bar1@foo.com")) != 1 {
 			t.Error("bar1@foo.com got no mail")
 		}
+		counts, _ := d["counts"].(map[string]any)
+		if counts["candidates"] != 2.0 || counts["successful"] != 1.0 || counts["failed"] != 1.0 || counts["pending"] != 0.0 {
+			t.Errorf("counts %v", d["counts"])
+		}
+		// Fields leaving dispatch out leave it out (and it is not read);
+		// asking for it alone shows it.
+		id := r["id"].(string)
+		got := e.Do(t, "GET", "/api/notifications/"+id+`?filter={"fields":{"state":true}}`, nil).Expect(t, http.StatusOK).Map(t)
+		if _, ok := got["dispatch"]; ok || got["state"] != "sent" {
+			t.Errorf("state only: %v", got)
+		}
+		got = e.Do(t, "GET", "/api/notifications/"+id+`?filter={"fields":{"dispatch":true}}`, nil).Expect(t, http.StatusOK).Map(t)
+		if d, _ := got["dispatch"].(map[string]any); len(strs(d["successful"])) != 1 {
+			t.Errorf("dispatch only: %v", got)
+		}
 	})
 	t.Run("results given in dispatch are honoured: nobody is sent to twice", func(t *testing.T) {
 		before := len(e.Mail.Mails())
