@@ -69,9 +69,10 @@
 //
 // A synchronous broadcast answers when the finish step has run, on
 // whichever node; an asynchronous one (asyncBroadcastPushNotification true
-// or a URL) answers at once. Redispatch is the entry point of the cron
-// jobs: it sends a held unicast, or starts or resumes a broadcast, without
-// waiting.
+// or a URL) answers at once. Dispatch of a broadcast that has a run
+// resumes it (how notify/cron re-dispatches a stale one); Redispatch does
+// the same for a stored notification by id, never waiting (how a single
+// node takes up at start what its embedded queue lost).
 //
 // # Guaranteed processing
 //
