@@ -99,6 +99,25 @@ type Group struct {
 	DeletedAt   *time.Time
 }
 
+// UserAccess is what one read of the database tells about a token's user:
+// the user record — id, email, name, preferred_username and the
+// system-admin flag, not the times — (Exists false, User zero but for ID,
+// when the user never passed the login callback) and the user's live groups with the role in
+// each. The request chain authorises with it, and /me answers from it.
+type UserAccess struct {
+	User   User
+	Exists bool
+	Groups []GroupAccess
+}
+
+// GroupAccess is one of a user's live groups, by id and name, with the
+// user's role in it.
+type GroupAccess struct {
+	GroupID   string
+	GroupName string
+	Role      Role
+}
+
 // GroupRole is one of a user's live groups with the user's role in it.
 type GroupRole struct {
 	Group Group

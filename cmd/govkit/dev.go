@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/internal/devlog"
+	"github.com/govkit/govkit/notify/httpapi"
 )
 
 // devOptions are the settings every part started by `govkit dev` shares.
@@ -27,6 +28,16 @@ type devOptions struct {
 	// listeners are the ports of devListeners, opened, by flag name.
 	listeners map[string]net.Listener
 	logs      *devlog.Output // every part logs here, one line per request
+	// shared carries what a part hands to the parts started after it.
+	shared *devShared
+}
+
+// devShared is what parts learn from each other while they start.
+type devShared struct {
+	// consoleOIDC is the development provider as the notification
+	// console's OIDC sign-in uses it, set by the document platform's part
+	// (which runs the provider); nil when that part did not start.
+	consoleOIDC *httpapi.DevOIDC
 }
 
 // A devListener is one port `govkit dev` listens on: a stable default, a
@@ -123,6 +134,7 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprintf(io.err, "govkit dev: %v\n", err)
 		return 2
 	}
+	o.shared = &devShared{}
 	o.listeners = map[string]net.Listener{}
 	for _, l := range devListeners {
 		ln, err := devListen(o.host, l, *ports[l.flag], io.err)

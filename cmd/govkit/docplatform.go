@@ -7,7 +7,9 @@ import (
 	"os"
 
 	"github.com/govkit/govkit/docplatform/dev"
+	"github.com/govkit/govkit/docplatform/devidp"
 	"github.com/govkit/govkit/docplatform/platform"
+	"github.com/govkit/govkit/notify/httpapi"
 )
 
 func init() {
@@ -21,13 +23,35 @@ func runDocplatformServe(ctx context.Context, args []string, io stdio) int {
 // startDocplatformDev starts the document platform for `govkit dev`: the
 // development OpenID provider and the platform on SQLite in the data dir.
 func startDocplatformDev(ctx context.Context, o devOptions, w io.Writer) (devRunning, error) {
+	var others []devidp.Client
+	if ln := o.listeners["notify-port"]; ln != nil {
+		// The notification console signs in from its page: a public
+		// client (no secret, PKCE), access tokens carrying the email
+		// notify names its users by.
+		others = append(others, devidp.Client{ID: httpapi.DevConsoleClientID, RedirectURIs: httpapi.DevConsoleRedirectURIs(ln.Addr().String()),
+			PostLogoutRedirectURIs: httpapi.DevConsoleRedirectURIs(ln.Addr().String()), ProfileInAccessToken: true})
+	}
 	s, err := dev.Start(ctx, dev.Options{
 		DataDir: o.dataDir, Host: o.host, Getenv: os.Getenv, Demo: !o.noDemo, TokenLifetime: o.tokenLifetime,
 		PlatformListener: o.listeners["platform-port"], ProviderListener: o.listeners["provider-port"],
 		Logger: o.logger("platform"), ProviderLogger: o.logger("provider"),
+		OtherClients: others,
 	}, w)
 	if err != nil {
 		return devRunning{}, err
+	}
+	if len(others) > 0 && o.shared != nil {
+		c := &httpapi.DevOIDC{
+			DiscoveryURL: s.Provider.Issuer() + "/.well-known/openid-configuration",
+			Issuer:       s.Provider.Issuer(),
+			ClientID:     httpapi.DevConsoleClientID,
+		}
+		for _, u := range s.Users {
+			if u.SystemAdmin && u.Email != "" {
+				c.Admins = append(c.Admins, u.Email)
+			}
+		}
+		o.shared.consoleOIDC = c
 	}
 	u := s.Platform.URL
 	try := []string{

@@ -12,8 +12,12 @@ import (
 // embedded document store in the data dir, a mail catcher (mail and SMS)
 // with its page at /mail/; it prints the URLs.
 func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (devRunning, error) {
+	var oidc *httpapi.DevOIDC
+	if o.shared != nil {
+		oidc = o.shared.consoleOIDC
+	}
 	d, err := httpapi.StartDev(ctx, httpapi.DevOptions{
-		DataDir: o.dataDir, Host: o.host, Demo: !o.noDemo,
+		DataDir: o.dataDir, Host: o.host, Demo: !o.noDemo, OIDC: oidc,
 		Listener: o.listeners["notify-port"], SMTPListener: o.listeners["smtp-port"], InboundSMTPListener: o.listeners["inbound-smtp-port"],
 		Logger: o.logger("notify"), MailLogger: o.logger("mail"),
 	}, w)
@@ -21,6 +25,7 @@ func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (devRunning,
 		return devRunning{}, err
 	}
 	try := []string{
+		fmt.Sprintf("Open the notify web console %s/ (from this machine you are super admin; sign in with OIDC as admin for Admin).", d.URL),
 		fmt.Sprintf("Open the notify API explorer %s/api/explorer (requests from this machine are super admin).", d.URL),
 		fmt.Sprintf("Send a broadcast to the demo subscribers, then read it in the caught mail %s:\n"+
 			"curl -X POST %s/api/notifications -H 'Content-Type: application/json' \\\n"+

@@ -80,6 +80,9 @@ type Options struct {
 	// Demo seeds the demo world (see Demo) on the first start of a fresh
 	// data directory (`govkit dev` without --no-demo).
 	Demo bool
+	// OtherClients are registered at the development provider beside the
+	// platform's own client (the notification service's console).
+	OtherClients []devidp.Client
 }
 
 // Stack is the running development platform.
@@ -319,11 +322,11 @@ func (s *Stack) Stop(ctx context.Context) error {
 
 func providerConfig(o Options, platformURL, secret string) devidp.Config {
 	return devidp.Config{
-		Clients: []devidp.Client{{
+		Clients: append([]devidp.Client{{
 			ID: clientID, Secret: clientSecret(secret),
 			RedirectURIs:           []string{platformURL + "/api/auth/callback"},
 			PostLogoutRedirectURIs: []string{platformURL, platformURL + "/"},
-		}},
+		}}, o.OtherClients...),
 		KeyFile:             filepath.Join(o.DataDir, "devidp-signing-key.pem"),
 		StateFile:           filepath.Join(o.DataDir, "devidp-logins.json"),
 		Logger:              o.ProviderLogger,

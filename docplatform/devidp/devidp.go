@@ -91,6 +91,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/cors"
 	"github.com/zitadel/oidc/v3/pkg/op"
 )
 
@@ -102,6 +103,12 @@ type Client struct {
 	Secret                 string
 	RedirectURIs           []string
 	PostLogoutRedirectURIs []string
+	// ProfileInAccessToken puts the user's profile and email claims
+	// (preferred_username, name, email, email_verified, as the scopes
+	// allow) in the access tokens of this client, as Keycloak's default
+	// access tokens carry them: an API that takes the token as a bearer
+	// (the notification service's console) names its users by them.
+	ProfileInAccessToken bool
 }
 
 // User is an account that can sign in.
@@ -321,6 +328,19 @@ func build(base string, cfg Config) (*Server, http.Handler, error) {
 	if strings.HasPrefix(issuer, "http://") {
 		opts = append(opts, op.WithAllowInsecure())
 	}
+	// Browsers may call the discovery, JWKS, token, userinfo, revocation
+	// and logout endpoints (a public client signing in from its page)
+	// from the origins of the registered redirect URIs only; the library's
+	// default allows every origin.
+	// Otherwise the options are the library's defaults.
+	origins := clientOrigins(cfg.Clients)
+	opts = append(opts, op.WithCORSOptions(&cors.Options{
+		AllowCredentials: true,
+		AllowedHeaders:   []string{"Origin", "Accept", "Accept-Language", "Authorization", "Content-Type", "X-Requested-With"},
+		AllowedMethods:   []string{http.MethodGet, http.MethodHead, http.MethodPost},
+		ExposedHeaders:   []string{"Location", "Content-Length"},
+		AllowOriginFunc:  func(origin string) bool { return origins[origin] },
+	}))
 	provider, err := op.NewProvider(&op.Config{
 		CryptoKey:                cryptoKey,
 		DefaultLogoutRedirectURI: issuer + pathLoggedOut,
@@ -344,6 +364,19 @@ func build(base string, cfg Config) (*Server, http.Handler, error) {
 	mux.HandleFunc("GET "+prefix+pathLoggedOut, l.loggedOut)
 	mux.Handle(prefix+"/", http.StripPrefix(prefix, provider))
 	return s, logRequests(cfg.Logger, mux), nil
+}
+
+// clientOrigins are the scheme://host[:port] of the clients' redirect URIs.
+func clientOrigins(clients []Client) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range clients {
+		for _, raw := range c.RedirectURIs {
+			if u, err := url.Parse(raw); err == nil && u.Scheme != "" && u.Host != "" {
+				out[u.Scheme+"://"+u.Host] = true
+			}
+		}
+	}
+	return out
 }
 
 // Issuer returns {URL}/realms/{Realm}.

@@ -547,19 +547,37 @@ func (s *storage) GetPrivateClaimsFromRequest(_ context.Context, req op.TokenReq
 	if b, ok := req.(tokenBasis); ok {
 		clientID = b.GetClientID()
 	}
-	return accessClaims(clientID, req.GetScopes()), nil
+	return s.accessClaims(clientID, req.GetSubject(), req.GetScopes()), nil
 }
 
-func (s *storage) GetPrivateClaimsFromScopes(_ context.Context, _, clientID string, scopes []string) (map[string]any, error) {
-	return accessClaims(clientID, scopes), nil
+func (s *storage) GetPrivateClaimsFromScopes(_ context.Context, subject, clientID string, scopes []string) (map[string]any, error) {
+	return s.accessClaims(clientID, subject, scopes), nil
 }
 
-func accessClaims(clientID string, scopes []string) map[string]any {
-	return map[string]any{
+func (s *storage) accessClaims(clientID, subject string, scopes []string) map[string]any {
+	claims := map[string]any{
 		"typ":   "Bearer",
 		"azp":   clientID,
 		"scope": strings.Join(withoutOffline(scopes), " "),
 	}
+	// clients and users are never written after start
+	if c, ok := s.clients[clientID]; ok && c.ProfileInAccessToken {
+		if u, ok := s.users[subject]; ok {
+			for _, sc := range scopes {
+				switch sc {
+				case oidc.ScopeProfile:
+					claims["preferred_username"] = u.Username
+					claims["name"] = u.Name
+				case oidc.ScopeEmail:
+					if u.Email != "" {
+						claims["email"] = u.Email
+						claims["email_verified"] = true
+					}
+				}
+			}
+		}
+	}
+	return claims
 }
 
 // withoutOffline hides the offline_access scope the provider adds on its

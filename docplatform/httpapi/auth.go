@@ -5,7 +5,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"sort"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/govkit/govkit/docplatform"
@@ -124,18 +125,15 @@ type meResponse struct {
 // record saved at login, not from the access token. A system admin sees
 // every group; in groups where they have no membership their role is shown
 // as ADMIN, the access they effectively have.
+//
+// Everything but a system admin's list of all groups comes from the read
+// check 4 made for this request (st.access): no second read of the user or
+// the groups.
 func (s *Server) me(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
 	st := state(r)
 	id := &st.identity
-	u, err := s.o.Store.User(ctx, id.UserID)
-	if errors.Is(err, docplatform.ErrNotFound) {
-		u = docplatform.User{ID: id.UserID}
-	} else if err != nil {
-		s.internalError(w, r, "me: load user", err)
-		return
-	}
-	groups, err := s.groupsOf(ctx, id)
+	u := &st.access.User
+	groups, err := s.groupsOf(r.Context(), id, st.access.Groups)
 	if err != nil {
 		s.internalError(w, r, "me: load groups", err)
 		return
@@ -150,13 +148,17 @@ func (s *Server) me(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity) ([]meGroup, error) {
-	out := []meGroup{}
+// groupsOf lists the caller's groups for /me, by name then id: a member's
+// live groups (mine, from the request's identity read), or every live
+// group for a system admin.
+func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity, mine []docplatform.GroupAccess) ([]meGroup, error) {
+	var out []meGroup
 	if id.IsSystemAdmin {
 		all, err := s.o.Store.ListGroups(ctx)
 		if err != nil {
 			return nil, err
 		}
+		out = make([]meGroup, 0, len(all))
 		for _, g := range all {
 			if g.DeletedAt != nil {
 				continue
@@ -168,18 +170,16 @@ func (s *Server) groupsOf(ctx context.Context, id *docplatform.Identity) ([]meGr
 			out = append(out, meGroup{g.ID, g.Name, role})
 		}
 	} else {
-		grs, err := s.o.Store.UserGroups(ctx, id.UserID)
-		if err != nil {
-			return nil, err
-		}
-		for _, gr := range grs {
-			if gr.Group.DeletedAt == nil {
-				out = append(out, meGroup{gr.Group.ID, gr.Group.Name, gr.Role})
-			}
+		out = make([]meGroup, len(mine))
+		for i, g := range mine {
+			out[i] = meGroup{g.GroupID, g.GroupName, g.Role}
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		return out[i].Name < out[j].Name || (out[i].Name == out[j].Name && out[i].ID < out[j].ID)
+	slices.SortFunc(out, func(a, b meGroup) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
 	})
 	return out, nil
 }

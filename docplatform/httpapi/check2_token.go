@@ -21,7 +21,7 @@ func (s *Server) tokenCheck(rt *Route) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if len(r.Header.Values("X-API-Key")) > 1 {
+			if len(r.Header[hdrAPIKey]) > 1 {
 				// Which line counts is for no one to guess: a proxy in
 				// front may have checked the last while we would take
 				// the first.
@@ -29,12 +29,13 @@ func (s *Server) tokenCheck(rt *Route) func(http.Handler) http.Handler {
 				httperr.Write(w, http.StatusUnauthorized, "Ambiguous credentials: several X-API-Key headers")
 				return
 			}
-			if r.Header.Get("X-API-Key") != "" {
+			if r.Header.Get(hdrAPIKey) != "" {
 				next.ServeHTTP(w, r) // check 3 decides
 				return
 			}
 			raw, cred := "", credNone
-			if n := len(r.CookiesNamed(cookieAccess)); n > 1 {
+			access := r.CookiesNamed(cookieAccess) // parsed once: the cookie line is the request's largest
+			if len(access) > 1 {
 				// Not resolved by taking the first: browsers send first the
 				// cookie with the longest path, which is the one a sibling
 				// subdomain can plant to have the victim act in a session of
@@ -43,8 +44,8 @@ func (s *Server) tokenCheck(rt *Route) func(http.Handler) http.Handler {
 				httperr.Write(w, http.StatusUnauthorized, "Ambiguous credentials: several access_token cookies")
 				return
 			}
-			if c, _ := onlyCookie(r, cookieAccess); c != "" {
-				raw, cred = c, credCookie
+			if len(access) == 1 && access[0].Value != "" {
+				raw, cred = access[0].Value, credCookie
 			} else if len(r.Header.Values("Authorization")) > 1 {
 				state(r).addNote("several Authorization header lines")
 				httperr.Write(w, http.StatusUnauthorized, "Ambiguous credentials: several Authorization headers")

@@ -21,7 +21,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			raw := r.Header.Get("X-API-Key")
+			raw := r.Header.Get(hdrAPIKey)
 			if raw == "" {
 				next.ServeHTTP(w, r)
 				return
@@ -41,7 +41,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				httperr.Write(w, http.StatusTooManyRequests, "Too many failed API key attempts")
 				return
 			}
-			key, err := s.o.Store.APIKeyByHash(ctx, s.hashAPIKey(raw))
+			keyID, groupID, err := s.o.Store.APIKeyGrant(ctx, s.hashAPIKey(raw))
 			if errors.Is(err, docplatform.ErrNotFound) {
 				if err := s.failures.Fail(ctx, failKey); err != nil {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
@@ -60,8 +60,8 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
 				}
 			}
-			s.uses.touch(key.ID, s.o.Now())
-			st.cred, st.key = credAPIKey, key
+			s.uses.touch(keyID, s.o.Now())
+			st.cred, st.key = credAPIKey, docplatform.APIKey{ID: keyID, GroupID: groupID}
 			next.ServeHTTP(w, r)
 		})
 	}

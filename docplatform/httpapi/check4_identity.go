@@ -31,15 +31,19 @@ func (s *Server) identityCheck(rt *Route) func(http.Handler) http.Handler {
 					APIKeyID:   st.key.ID,
 				}
 			case credCookie, credBearer:
-				admin, roles, err := s.o.Store.UserAccess(r.Context(), st.token.Subject)
+				a, err := s.o.Store.Access(r.Context(), st.token.Subject)
 				if err != nil {
 					s.internalError(w, r, "load identity", err)
 					return
 				}
-				if roles == nil {
-					roles = map[string]docplatform.Role{}
+				roles := make(map[string]docplatform.Role, len(a.Groups))
+				for _, g := range a.Groups {
+					roles[g.GroupID] = g.Role
 				}
-				st.identity = docplatform.Identity{UserID: st.token.Subject, IsSystemAdmin: admin, GroupRoles: roles}
+				// The handler reads the rest (/me's profile and groups) from
+				// st.access: one read per request.
+				st.access = a
+				st.identity = docplatform.Identity{UserID: st.token.Subject, IsSystemAdmin: a.User.IsSystemAdmin, GroupRoles: roles}
 			default:
 				httperr.Write(w, http.StatusUnauthorized, "Unauthenticated request to non-public endpoint")
 				return

@@ -130,7 +130,7 @@ func (s *Server) csrfBound(tok string, b csrfBinding, credential string) bool {
 // browsers put first the cookie with the longest path, which is the one a
 // sibling subdomain can plant beside ours.
 func echoedCSRF(r *http.Request) (string, bool) {
-	hdr := r.Header.Values("X-CSRF-Token")
+	hdr := r.Header[hdrCSRF]
 	c, ok := onlyCookie(r, cookieCSRF)
 	if len(hdr) != 1 || !ok || c == "" {
 		return "", false

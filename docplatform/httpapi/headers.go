@@ -9,6 +9,14 @@ import (
 // (the API documentation UI) sets its own before writing.
 const ContentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
 
+// Header names as net/http stores them (canonical form), so reading them
+// costs no allocation: Header.Get("X-API-Key") would build "X-Api-Key"
+// on every call.
+const (
+	hdrAPIKey = "X-Api-Key"
+	hdrCSRF   = "X-Csrf-Token"
+)
+
 // Shared, never-mutated header values: setting them costs no allocation.
 var (
 	hsts          = []string{"max-age=31536000; includeSubDomains"}
@@ -24,6 +32,8 @@ var (
 	allowMethods  = []string{"GET, POST, PUT, PATCH, DELETE"}
 	allowHeaders  = []string{"Content-Type, X-CSRF-Token, X-API-Key, Authorization"}
 	preflightAge  = []string{"600"}
+	jsonType      = []string{"application/json; charset=utf-8"}
+	noStore       = []string{"no-store"}
 )
 
 // securityHeaders sets the headers every response carries. Go's server

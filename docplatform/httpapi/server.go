@@ -257,6 +257,9 @@ type reqState struct {
 	token    sso.AccessToken
 	key      docplatform.APIKey
 	identity docplatform.Identity
+	// access is what check 4 read about a token's user, for handlers
+	// that need more than the identity (/me).
+	access   docplatform.UserAccess
 	resolved bool
 	status   int
 	// note says what the request did or why it was refused, for the
@@ -267,6 +270,8 @@ type reqState struct {
 	limitKey string
 	// accessCookie is the access token of a cookie-authenticated request.
 	accessCookie string
+	// sw is the request's response writer, allocated with the state.
+	sw statusWriter
 }
 
 // addNote adds to the request's log line.
@@ -309,7 +314,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a, err := netip.ParseAddr(st.ip); err == nil {
 		st.limitKey = clientip.LimitKey(a, s.o.IPv6LimitPrefix)
 	}
-	rec := &statusWriter{ResponseWriter: w, st: st}
+	st.sw = statusWriter{ResponseWriter: w, st: st}
+	rec := &st.sw
 	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
 	if headerBytes(r) > s.o.MaxHeaderBytes {
 		httperr.Write(rec, http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large")
@@ -393,8 +399,9 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func writeError(w http.ResponseWriter, status int, message string) { httperr.Write(w, status, message) }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	h := w.Header()
+	h["Content-Type"] = jsonType
+	h["Cache-Control"] = noStore
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(v)
 }

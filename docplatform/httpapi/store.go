@@ -15,9 +15,12 @@ type Store interface {
 	// the stored system-admin flag.
 	UpsertUser(ctx context.Context, u docplatform.User) (docplatform.User, error)
 	User(ctx context.Context, id string) (docplatform.User, error)
-	// UserAccess returns the user's system-admin flag and roles in groups
-	// that are not soft-deleted; an unknown user has neither (no error).
-	UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error)
+	// Access returns, in one read, the user's profile, system-admin flag
+	// and roles in groups that are not soft-deleted; an unknown user has
+	// none of them (Exists false, no error). Every token-authenticated
+	// request calls it: the seed's rule is that roles and the admin flag
+	// come from the database on every request.
+	Access(ctx context.Context, userID string) (docplatform.UserAccess, error)
 	Group(ctx context.Context, id string) (docplatform.Group, error)
 	// ListGroups returns the live groups.
 	ListGroups(ctx context.Context) ([]docplatform.Group, error)
@@ -25,9 +28,10 @@ type Store interface {
 	UserGroups(ctx context.Context, userID string) ([]docplatform.GroupRole, error)
 
 	CreateAPIKey(ctx context.Context, k docplatform.APIKey) (docplatform.APIKey, error)
-	// APIKeyByHash finds a key by its HMAC; keys of soft-deleted groups are
-	// ErrNotFound.
-	APIKeyByHash(ctx context.Context, hash []byte) (docplatform.APIKey, error)
+	// APIKeyGrant finds a key by its HMAC and returns its id and group —
+	// the lookup check 3 makes on every API-key request; keys of
+	// soft-deleted groups are ErrNotFound.
+	APIKeyGrant(ctx context.Context, hash []byte) (keyID, groupID string, err error)
 	APIKeyForGroup(ctx context.Context, groupID string) (docplatform.APIKey, error)
 	RegenerateAPIKey(ctx context.Context, groupID, prefix string, hash []byte) (docplatform.APIKey, error)
 	DeleteAPIKey(ctx context.Context, groupID string) error

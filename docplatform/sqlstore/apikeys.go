@@ -72,7 +72,7 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (docplatform.APIK
 	if len(hash) == 0 {
 		return docplatform.APIKey{}, notFound(what)
 	}
-	k, err := scanAPIKey(s.r.QueryRowContext(ctx, `
+	k, err := scanAPIKey(s.queryRow(ctx, `
 		SELECT `+apiKeyCols+`
 		FROM api_keys k JOIN groups g ON g.id = k.group_id
 		WHERE k.key_hash = $1 AND g.deleted_at IS NULL`, hash))
@@ -80,6 +80,26 @@ func (s *Store) APIKeyByHash(ctx context.Context, hash []byte) (docplatform.APIK
 		return docplatform.APIKey{}, dbErr(what, err)
 	}
 	return k, nil
+}
+
+// APIKeyGrant is APIKeyByHash reduced to what authorising a request
+// needs — the key's id and its group — the lookup every API-key request
+// makes: the same indexed query with two columns instead of seven (no
+// times to parse, no hash or prefix to copy). Unknown key or soft-deleted
+// group: ErrNotFound.
+func (s *Store) APIKeyGrant(ctx context.Context, hash []byte) (keyID, groupID string, err error) {
+	const what = "API key by hash"
+	if len(hash) == 0 {
+		return "", "", notFound(what)
+	}
+	err = s.queryRow(ctx, `
+		SELECT k.id, k.group_id
+		FROM api_keys k JOIN groups g ON g.id = k.group_id
+		WHERE k.key_hash = $1 AND g.deleted_at IS NULL`, hash).Scan(&keyID, &groupID)
+	if err != nil {
+		return "", "", dbErr(what, err)
+	}
+	return keyID, groupID, nil
 }
 
 // APIKeyForGroup returns a live group's key (for the settings page, which

@@ -48,7 +48,7 @@ func (s *Store) CreateGroup(ctx context.Context, name, description string, creat
 
 // Group returns a group by id, soft-deleted or not (DeletedAt tells).
 func (s *Store) Group(ctx context.Context, id string) (docplatform.Group, error) {
-	g, err := scanGroup(s.r.QueryRowContext(ctx, `SELECT `+groupCols+` FROM groups g WHERE g.id = $1`, id))
+	g, err := scanGroup(s.queryRow(ctx, `SELECT `+groupCols+` FROM groups g WHERE g.id = $1`, id))
 	if err != nil {
 		return docplatform.Group{}, dbErr("group", err)
 	}
@@ -58,7 +58,7 @@ func (s *Store) Group(ctx context.Context, id string) (docplatform.Group, error)
 // ListGroups returns the live groups by name.
 func (s *Store) ListGroups(ctx context.Context) ([]docplatform.Group, error) {
 	const what = "list groups"
-	rows, err := s.r.QueryContext(ctx,
+	rows, err := s.query(ctx,
 		`SELECT `+groupCols+` FROM groups g WHERE g.deleted_at IS NULL ORDER BY lower(g.name), g.id`)
 	if err != nil {
 		return nil, dbErr(what, err)
@@ -104,7 +104,7 @@ func (s *Store) SoftDeleteGroup(ctx context.Context, id string) error {
 // by group name.
 func (s *Store) UserGroups(ctx context.Context, userID string) ([]docplatform.GroupRole, error) {
 	const what = "user groups"
-	rows, err := s.r.QueryContext(ctx, `
+	rows, err := s.query(ctx, `
 		SELECT `+groupCols+`, m.role
 		FROM memberships m JOIN groups g ON g.id = m.group_id
 		WHERE m.user_id = $1 AND g.deleted_at IS NULL

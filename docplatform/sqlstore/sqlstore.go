@@ -73,6 +73,9 @@ type Store struct {
 	w *sql.DB
 	// r takes reads. On SQLite its connections are query_only.
 	r *sql.DB
+	// rp keeps the read pool's statements prepared (SQLite only; nil on
+	// PostgreSQL, where pgx does it).
+	rp *prepared
 	// now is the clock; tests never replace it, it exists so every time
 	// the store writes goes through one truncation.
 	now func() time.Time
@@ -172,7 +175,7 @@ func openSQLite(ctx context.Context, databaseURL string) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlstore: open SQLite: %w", err)
 	}
-	return &Store{dialect: SQLite, w: w, r: r, now: now}, nil
+	return &Store{dialect: SQLite, w: w, r: r, rp: newPrepared(r), now: now}, nil
 }
 
 // sqliteBase turns a path or file: URL into the driver's name, ending in
@@ -257,6 +260,9 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Close releases every connection.
 func (s *Store) Close() error {
+	if s.rp != nil {
+		s.rp.close()
+	}
 	err := s.w.Close()
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())

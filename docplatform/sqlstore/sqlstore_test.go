@@ -307,6 +307,47 @@ var suite = []suiteCase{
 		}
 	}},
 
+	{"access reads profile, flag and live groups with names in one query", func(t *testing.T, s *Store) {
+		u := mkUser(t, s)
+		g, gone := mkGroup(t, s), mkGroup(t, s)
+		member(t, s, u, g, docplatform.RoleAdmin)
+		member(t, s, u, gone, docplatform.RoleMember)
+		noErr(t, s.SoftDeleteGroup(ctx, gone.ID))
+		a, err := s.Access(ctx, u.ID)
+		noErr(t, err)
+		want := docplatform.UserAccess{Exists: true,
+			User:   docplatform.User{ID: u.ID, Email: u.Email, Name: u.Name, PreferredUsername: u.PreferredUsername},
+			Groups: []docplatform.GroupAccess{{GroupID: g.ID, GroupName: g.Name, Role: docplatform.RoleAdmin}}}
+		if fmt.Sprint(a) != fmt.Sprint(want) {
+			t.Errorf("Access = %+v\nwant     %+v", a, want)
+		}
+		none, err := s.Access(ctx, "never-logged-in")
+		noErr(t, err)
+		if none.Exists || none.User.ID != "never-logged-in" || len(none.Groups) != 0 {
+			t.Errorf("Access of an unknown user = %+v", none)
+		}
+	}},
+
+	{"API key grant is the key's id and live group, and nothing for a deleted group's key", func(t *testing.T, s *Store) {
+		u, g, other := mkUser(t, s), mkGroup(t, s), mkGroup(t, s)
+		k, err := s.CreateAPIKey(ctx, docplatform.APIKey{GroupID: g.ID, Prefix: "gk_grant", Hash: randHash(), CreatedBy: u.ID})
+		noErr(t, err)
+		id, gid, err := s.APIKeyGrant(ctx, k.Hash)
+		noErr(t, err)
+		if id != k.ID || gid != g.ID {
+			t.Errorf("APIKeyGrant = %q, %q; want %q, %q", id, gid, k.ID, g.ID)
+		}
+		_, _, err = s.APIKeyGrant(ctx, randHash())
+		wantErr(t, err, docplatform.ErrNotFound)
+		_, _, err = s.APIKeyGrant(ctx, nil)
+		wantErr(t, err, docplatform.ErrNotFound)
+		ok, err := s.CreateAPIKey(ctx, docplatform.APIKey{GroupID: other.ID, Prefix: "gk_other", Hash: randHash(), CreatedBy: u.ID})
+		noErr(t, err)
+		noErr(t, s.SoftDeleteGroup(ctx, other.ID))
+		_, _, err = s.APIKeyGrant(ctx, ok.Hash)
+		wantErr(t, err, docplatform.ErrNotFound)
+	}},
+
 	// Groups.
 	{"create group returns what it stored", func(t *testing.T, s *Store) {
 		name := uniq("Trimmed")

@@ -46,7 +46,7 @@ func (s *Store) UpsertUser(ctx context.Context, u docplatform.User) (docplatform
 
 // User returns the user with the given id (the provider's subject).
 func (s *Store) User(ctx context.Context, id string) (docplatform.User, error) {
-	u, err := scanUser(s.r.QueryRowContext(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, id))
+	u, err := scanUser(s.queryRow(ctx, `SELECT `+userCols+` FROM users WHERE id = $1`, id))
 	if err != nil {
 		return docplatform.User{}, dbErr("user", err)
 	}
@@ -122,37 +122,65 @@ func (s *Store) DeleteUser(ctx context.Context, id string) error {
 	return affected("delete user", res, err)
 }
 
-// UserAccess loads what authorization needs about a user in one query: the
-// system-admin flag and the user's role in each live group. A user without
-// a row (a valid token whose holder never passed the callback) is simply
-// nobody: false, an empty map, no error.
-func (s *Store) UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error) {
+// accessQuery is the one read behind every token-authenticated request:
+// the user's row, then one row per membership of a live group. The two
+// halves share no columns, so the profile is read once however many
+// groups the user is in; rows come in no particular order.
+const accessQuery = `
+		SELECT u.email, u.name, u.preferred_username, u.is_system_admin, NULL, NULL, NULL
+		FROM users u WHERE u.id = $1
+		UNION ALL
+		SELECT NULL, NULL, NULL, NULL, g.id, g.name, m.role
+		FROM memberships m JOIN groups g ON g.id = m.group_id
+		WHERE m.user_id = $1 AND g.deleted_at IS NULL`
+
+// Access loads, in one query, what authorization and /me need about a
+// user: the profile, the system-admin flag and the user's role in each
+// live group. A user without a row (a valid token whose holder never
+// passed the callback) is simply nobody: Exists false, no groups, no
+// error.
+func (s *Store) Access(ctx context.Context, userID string) (docplatform.UserAccess, error) {
 	const what = "user access"
-	roles = map[string]docplatform.Role{}
-	rows, err := s.r.QueryContext(ctx, `
-		SELECT u.is_system_admin, g.id, m.role
-		FROM users u
-		LEFT JOIN memberships m ON m.user_id = u.id
-		LEFT JOIN groups g ON g.id = m.group_id AND g.deleted_at IS NULL
-		WHERE u.id = $1`, userID)
+	nobody := docplatform.UserAccess{User: docplatform.User{ID: userID}}
+	a := nobody
+	rows, err := s.query(ctx, accessQuery, userID)
 	if err != nil {
-		return false, roles, dbErr(what, err)
+		return nobody, dbErr(what, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var groupID, role sql.NullString
-		if err := rows.Scan(&isSystemAdmin, &groupID, &role); err != nil {
-			return false, map[string]docplatform.Role{}, dbErr(what, err)
+		var email, name, username, groupID, groupName, role sql.NullString
+		var admin sql.NullBool
+		if err := rows.Scan(&email, &name, &username, &admin, &groupID, &groupName, &role); err != nil {
+			return nobody, dbErr(what, err)
 		}
-		// A membership of a soft-deleted group comes back with no group
-		// id: the join keeps the user's row either way, so the admin flag
-		// is read even when every group is gone.
-		if groupID.Valid {
-			roles[groupID.String] = docplatform.Role(role.String)
+		if admin.Valid {
+			a.Exists = true
+			a.User.Email, a.User.Name, a.User.PreferredUsername, a.User.IsSystemAdmin = email.String, name.String, username.String, admin.Bool
+		} else if groupID.Valid {
+			a.Groups = append(a.Groups, docplatform.GroupAccess{GroupID: groupID.String, GroupName: groupName.String, Role: docplatform.Role(role.String)})
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return false, map[string]docplatform.Role{}, dbErr(what, err)
+		return nobody, dbErr(what, err)
 	}
-	return isSystemAdmin, roles, nil
+	if !a.Exists {
+		return nobody, nil
+	}
+	return a, nil
+}
+
+// UserAccess is Access reduced to what authorization needs: the
+// system-admin flag and the user's role in each live group (an empty map,
+// never nil).
+func (s *Store) UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error) {
+	a, err := s.Access(ctx, userID)
+	roles = make(map[string]docplatform.Role, len(a.Groups))
+	if err != nil {
+		return false, roles, err
+	}
+	for _, g := range a.Groups {
+		roles[g.GroupID] = g.Role
+	}
+	return a.User.IsSystemAdmin, roles, nil
 }

@@ -74,7 +74,7 @@ func (s *Store) ListWorkflows(ctx context.Context, groupIDs []string, all bool) 
 		args = nil
 		q += ` WHERE ` + liveGroupOf("w")
 	}
-	rows, err := s.r.QueryContext(ctx, q+` ORDER BY lower(w.name), w.id`, args...)
+	rows, err := s.query(ctx, q+` ORDER BY lower(w.name), w.id`, args...)
 	if err != nil {
 		return nil, dbErr(what, err)
 	}

@@ -46,6 +46,10 @@ type Config struct {
 	// MinRefetch is the least time between two key-set or discovery fetches
 	// caused by failures; default 10 s.
 	MinRefetch time.Duration
+	// TokenCacheSize bounds how many verified access tokens are
+	// remembered (see tokenCache); default DefaultTokenCacheSize, a
+	// negative value turns the cache off.
+	TokenCacheSize int
 }
 
 // IssuerFrom derives the issuer the way the original platform does: a
@@ -74,8 +78,11 @@ func IssuerFrom(authServerURL, realm string) string {
 
 // Client talks to one provider. It is safe for concurrent use.
 type Client struct {
-	cfg  Config
-	keys *keySet
+	cfg      Config
+	keys     *keySet
+	verified *tokenCache // nil when Config.TokenCacheSize < 0
+
+	verifications atomic.Int64
 
 	mu      sync.Mutex // serialises discovery
 	meta    atomic.Pointer[metadata]
@@ -126,7 +133,10 @@ func New(cfg Config) (*Client, error) {
 	if cfg.MinRefetch <= 0 {
 		cfg.MinRefetch = 10 * time.Second
 	}
-	c := &Client{cfg: cfg}
+	if cfg.TokenCacheSize == 0 {
+		cfg.TokenCacheSize = DefaultTokenCacheSize
+	}
+	c := &Client{cfg: cfg, verified: newTokenCache(cfg.TokenCacheSize)}
 	c.keys = &keySet{client: cfg.HTTPClient, minRefetch: cfg.MinRefetch, now: cfg.Now, url: func(ctx context.Context) (string, error) {
 		m, err := c.metadata(ctx)
 		if err != nil {

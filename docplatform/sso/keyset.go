@@ -63,6 +63,22 @@ func (k *keySet) key(ctx context.Context, kid string) (*rsa.PublicKey, error) {
 	return nil, fmt.Errorf("%w: kid %q", ErrUnknownKey, kid)
 }
 
+// holds reports whether the set still holds key under kid (for a token
+// without kid, kid is "" and any entry holding key counts).
+func (k *keySet) holds(kid string, key *rsa.PublicKey) bool {
+	k.mu.RLock()
+	defer k.mu.RUnlock()
+	if kid != "" {
+		return k.keys[kid] == key
+	}
+	for _, v := range k.keys {
+		if v == key {
+			return true
+		}
+	}
+	return false
+}
+
 // all returns every signing key, for a token that names none (allowed by
 // RFC 7515; a provider with a single key may leave kid out). The set is
 // fetched when nothing is cached yet, under the same refetch limit.
@@ -103,6 +119,13 @@ func (k *keySet) refetch(ctx context.Context, done func() bool) error {
 	k.mu.Lock()
 	k.last = k.now()
 	if err == nil {
+		// A key the provider still publishes keeps its pointer: the token
+		// cache accepts a hit only while its key is still in the set.
+		for kid, key := range keys {
+			if old, ok := k.keys[kid]; ok && old.Equal(key) {
+				keys[kid] = old
+			}
+		}
 		k.keys = keys
 	}
 	k.mu.Unlock()
@@ -191,61 +214,61 @@ const maxToken = 64 << 10
 // runs on every request: go-jose's general JWS parser sanitises every
 // header field through its own reflection-based JSON and was a third of
 // the allocations of a cookie-authenticated request.
-func (k *keySet) verifyRS256(ctx context.Context, raw string) (jwsHeader, []byte, error) {
+func (k *keySet) verifyRS256(ctx context.Context, raw string) (jwsHeader, []byte, *rsa.PublicKey, error) {
 	var h jwsHeader
 	if len(raw) > maxToken {
-		return h, nil, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxToken)
+		return h, nil, nil, fmt.Errorf("%w: longer than %d bytes", ErrInvalidToken, maxToken)
 	}
 	dot1 := strings.IndexByte(raw, '.')
 	dot2 := strings.LastIndexByte(raw, '.')
 	if dot1 < 0 || dot1 == dot2 || strings.IndexByte(raw[dot1+1:dot2], '.') >= 0 {
-		return h, nil, fmt.Errorf("%w: not a compact JWS of three parts", ErrInvalidToken)
+		return h, nil, nil, fmt.Errorf("%w: not a compact JWS of three parts", ErrInvalidToken)
 	}
 	hb, err := b64.DecodeString(raw[:dot1])
 	if err != nil {
-		return h, nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
+		return h, nil, nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
 	}
 	if err := decodeExact(hb, &h); err != nil {
-		return h, nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
+		return h, nil, nil, fmt.Errorf("%w: header: %v", ErrInvalidToken, err)
 	}
 	if h.Alg != "RS256" {
-		return h, nil, fmt.Errorf("%w: alg %q is not RS256", ErrInvalidToken, clip(h.Alg))
+		return h, nil, nil, fmt.Errorf("%w: alg %q is not RS256", ErrInvalidToken, clip(h.Alg))
 	}
 	if h.Crit != nil {
-		return h, nil, fmt.Errorf("%w: crit header names extensions we do not implement", ErrInvalidToken)
+		return h, nil, nil, fmt.Errorf("%w: crit header names extensions we do not implement", ErrInvalidToken)
 	}
 	sig, err := b64.DecodeString(raw[dot2+1:])
 	if err != nil {
-		return h, nil, fmt.Errorf("%w: signature: %v", ErrInvalidToken, err)
+		return h, nil, nil, fmt.Errorf("%w: signature: %v", ErrInvalidToken, err)
 	}
 	payload, err := b64.DecodeString(raw[dot1+1 : dot2])
 	if err != nil {
-		return h, nil, fmt.Errorf("%w: payload: %v", ErrInvalidToken, err)
+		return h, nil, nil, fmt.Errorf("%w: payload: %v", ErrInvalidToken, err)
 	}
 	digest := sha256.Sum256([]byte(raw[:dot2]))
 	if h.Kid == "" {
 		keys, err := k.all(ctx)
 		if err != nil {
-			return h, nil, err
+			return h, nil, nil, err
 		}
 		for _, key := range keys {
 			if rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig) == nil {
-				return h, payload, nil
+				return h, payload, key, nil
 			}
 		}
-		return h, nil, fmt.Errorf("%w: no key of the provider's set verifies a token without kid", ErrInvalidToken)
+		return h, nil, nil, fmt.Errorf("%w: no key of the provider's set verifies a token without kid", ErrInvalidToken)
 	}
 	key, err := k.key(ctx, h.Kid)
 	if err != nil {
 		if errors.Is(err, ErrUnknownKey) {
-			return h, nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
+			return h, nil, nil, fmt.Errorf("%w: %v", ErrInvalidToken, err)
 		}
-		return h, nil, err
+		return h, nil, nil, err
 	}
 	if err := rsa.VerifyPKCS1v15(key, crypto.SHA256, digest[:], sig); err != nil {
-		return h, nil, fmt.Errorf("%w: signature: %v", ErrInvalidToken, err)
+		return h, nil, nil, fmt.Errorf("%w: signature: %v", ErrInvalidToken, err)
 	}
-	return h, payload, nil
+	return h, payload, key, nil
 }
 
 // clip shortens attacker-supplied text for error messages and logs.
@@ -260,6 +283,6 @@ func clip(s string) string {
 type oidcKeySet struct{ k *keySet }
 
 func (o oidcKeySet) VerifySignature(ctx context.Context, jwt string) ([]byte, error) {
-	_, payload, err := o.k.verifyRS256(ctx, jwt)
+	_, payload, _, err := o.k.verifyRS256(ctx, jwt)
 	return payload, err
 }

@@ -3,6 +3,8 @@ package sso
 import (
 	"bytes"
 	"context"
+	"crypto/rsa"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -95,10 +97,44 @@ func (n *numericDate) time() (time.Time, bool) {
 // header typ other than JWT or at+jwt, a nonce or at_hash claim). An ID
 // token has the same issuer and audience as an access token, so without the
 // last rules it would pass as one.
+//
+// A token that passed is remembered, keyed by its SHA-256, until its exp
+// or until the provider drops the key that signed it, whichever is first
+// (see tokenCache); a later call with the same token returns the same
+// answer without the RS256 verification.
 func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken, error) {
-	hdr, payload, err := c.keys.verifyRS256(ctx, raw)
+	if c.verified == nil || len(raw) > maxToken {
+		tok, _, _, err := c.verifyAccessToken(ctx, raw)
+		return tok, err
+	}
+	h := sha256.Sum256([]byte(raw))
+	if e, ok := c.verified.get(&h); ok {
+		if c.cfg.Now().Before(e.tok.Expiry) && c.keys.holds(e.kid, e.key) {
+			return e.tok, nil
+		}
+		c.verified.drop(&h)
+	}
+	tok, kid, key, err := c.verifyAccessToken(ctx, raw)
+	if err == nil {
+		if now := c.cfg.Now(); now.Before(tok.Expiry) {
+			c.verified.put(&h, cachedToken{tok: tok, kid: kid, key: key}, now)
+		}
+	}
+	return tok, err
+}
+
+// verifyAccessToken is VerifyAccessToken without the cache; it also
+// returns the kid and the key that verified the signature.
+func (c *Client) verifyAccessToken(ctx context.Context, raw string) (AccessToken, string, *rsa.PublicKey, error) {
+	c.verifications.Add(1)
+	tok, hdr, key, err := c.checkAccessToken(ctx, raw)
+	return tok, hdr.Kid, key, err
+}
+
+func (c *Client) checkAccessToken(ctx context.Context, raw string) (AccessToken, jwsHeader, *rsa.PublicKey, error) {
+	hdr, payload, key, err := c.keys.verifyRS256(ctx, raw)
 	if err != nil {
-		return AccessToken{}, err
+		return AccessToken{}, hdr, nil, err
 	}
 	if hdr.Typ != nil {
 		var s string
@@ -106,44 +142,44 @@ func (c *Client) VerifyAccessToken(ctx context.Context, raw string) (AccessToken
 		switch strings.ToLower(s) {
 		case "jwt", "at+jwt", "application/at+jwt":
 		default:
-			return AccessToken{}, fmt.Errorf("%w: header typ %q is not an access token's", ErrInvalidToken, clip(s))
+			return AccessToken{}, hdr, nil, fmt.Errorf("%w: header typ %q is not an access token's", ErrInvalidToken, clip(s))
 		}
 	}
 	var cl accessClaims
 	if err := decodeExact(payload, &cl); err != nil {
-		return AccessToken{}, fmt.Errorf("%w: claims: %v", ErrInvalidToken, err)
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: claims: %v", ErrInvalidToken, err)
 	}
 	m, err := c.metadata(ctx)
 	if err != nil {
-		return AccessToken{}, err
+		return AccessToken{}, hdr, nil, err
 	}
 	if cl.Issuer != m.issuer {
-		return AccessToken{}, fmt.Errorf("%w: issuer %q", ErrInvalidToken, clip(cl.Issuer))
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: issuer %q", ErrInvalidToken, clip(cl.Issuer))
 	}
 	if cl.Subject == "" {
-		return AccessToken{}, fmt.Errorf("%w: no sub", ErrInvalidToken)
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: no sub", ErrInvalidToken)
 	}
 	if !contains(cl.Audience, c.cfg.ClientID) && cl.AZP != c.cfg.ClientID && cl.ClientID != c.cfg.ClientID {
-		return AccessToken{}, fmt.Errorf("%w: audience / azp / client_id lack the client (azp %q)", ErrInvalidToken, clip(cl.AZP))
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: audience / azp / client_id lack the client (azp %q)", ErrInvalidToken, clip(cl.AZP))
 	}
 	if cl.Typ != nil && *cl.Typ != "Bearer" {
-		return AccessToken{}, fmt.Errorf("%w: typ %q is not Bearer", ErrInvalidToken, clip(*cl.Typ))
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: typ %q is not Bearer", ErrInvalidToken, clip(*cl.Typ))
 	}
 	// The spec's rule, applied as written. Known cost: Keycloak before 24
 	// (and RH-SSO 7), or a later one with the "Nonce backwards compatible"
 	// mapper, copies the login's nonce into access tokens; its tokens are
 	// refused, and the log line says why.
 	if cl.Nonce != nil || cl.AtHash != nil {
-		return AccessToken{}, fmt.Errorf("%w: carries ID-token claims (nonce/at_hash); Keycloak before 24 and its \"Nonce backwards compatible\" mapper put nonce in access tokens", ErrInvalidToken)
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: carries ID-token claims (nonce/at_hash); Keycloak before 24 and its \"Nonce backwards compatible\" mapper put nonce in access tokens", ErrInvalidToken)
 	}
 	exp, ok := cl.Expiry.time()
 	if !ok {
-		return AccessToken{}, fmt.Errorf("%w: no exp", ErrInvalidToken)
+		return AccessToken{}, hdr, nil, fmt.Errorf("%w: no exp", ErrInvalidToken)
 	}
 	if err := c.checkTimes(exp, cl.NotBefore, cl.IssuedAt); err != nil {
-		return AccessToken{}, err
+		return AccessToken{}, hdr, nil, err
 	}
-	return AccessToken{Subject: cl.Subject, Expiry: exp}, nil
+	return AccessToken{Subject: cl.Subject, Expiry: exp}, hdr, key, nil
 }
 
 // checkTimes applies the clock rules shared by access and ID tokens: not

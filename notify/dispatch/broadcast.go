@@ -76,6 +76,9 @@ func (d *Dispatcher) startBroadcast(ctx context.Context, n *notify.Notification,
 	if err != nil {
 		return "", fmt.Errorf("dispatch: start broadcast: %w", err)
 	}
+	if err := d.o.Store.Broadcasts.SetBroadcastCounts(ctx, n.ID, nil); err != nil {
+		return "", fmt.Errorf("dispatch: start broadcast: %w", err)
+	}
 	if err := d.setState(ctx, n.ID, notify.StateSending, profileFields(user)); err != nil {
 		return "", err
 	}
@@ -148,7 +151,8 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 		}
 		b := d.o.Store.Broadcasts
 		p := mongostore.Plan{ServiceName: n.ServiceName, Channel: n.Channel, Size: d.o.ChunkSize, Pick: inlinePick(n.Dispatch),
-			Written: func(i int) error {
+			Written: func(i, candidates int) error {
+				d.co.chunkPlanned(ctx, n.ID, hdr.Run, i, candidates)
 				_, err := d.q.Enqueue(ctx, chunkJob(n.ID, hdr.Run, i))
 				return err
 			}}
@@ -277,6 +281,7 @@ func (d *Dispatcher) finish(ctx context.Context, n *notify.Notification, hdr mon
 	if err := d.o.Store.Broadcasts.DeleteBroadcastSnapshots(ctx, n.ID, hdr.Chunks); err != nil {
 		d.log.Warn("notify: broadcast snapshots not deleted", "notification", n.ID.Hex(), "err", err)
 	}
+	d.keepFinalCounts(ctx, hdr)
 	if url, ok := n.AsyncBroadcastPushNotification.(string); ok && url != "" {
 		d.callback(ctx, n.ID, url)
 	}

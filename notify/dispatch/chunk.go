@@ -55,7 +55,7 @@ func (d *Dispatcher) runChunk(ctx context.Context, n *notify.Notification, hdr m
 			return err
 		}
 	}
-	rec := &recorder{d: d, nid: n.ID, index: index, part: prior.Parts, started: hdr.Started,
+	rec := &recorder{d: d, nid: n.ID, run: hdr.Run, index: index, part: prior.Parts, started: hdr.Started,
 		stampBounces: d.o.Bounce && n.Channel == notify.ChannelEmail}
 	fail := func(id, userChannelID string, err error) {
 		rec.results = append(rec.results, notify.DispatchResult{SubscriptionID: id, UserChannelID: userChannelID, Outcome: notify.DispatchFailed, Error: errorValue(err)})
@@ -134,6 +134,7 @@ func (d *Dispatcher) runChunk(ctx context.Context, n *notify.Notification, hdr m
 	if err := d.retry(ctx, func(ctx context.Context) error { return b.CompleteChunk(ctx, n.ID, index, &final) }); err != nil {
 		return err
 	}
+	d.co.chunkCompleted(ctx, n.ID, hdr.Run, index, rec.part, mongostore.CountChunk(&final))
 	if err := d.co.forgetSending(ctx, n.ID, hdr.Run, index); err != nil {
 		d.log.Warn("notify: marks of a finished chunk not dropped", "notification", n.ID.Hex(), "chunk", index, "err", err)
 	}
@@ -293,6 +294,7 @@ func (d *Dispatcher) wanted(ctx context.Context, p *push, sub *notify.Subscripti
 type recorder struct {
 	d            *Dispatcher
 	nid          notify.ID
+	run          string
 	index        int
 	part         int
 	started      time.Time
@@ -316,13 +318,16 @@ func (r *recorder) flush(ctx context.Context) error {
 	d := r.d
 	// A chunk sent slowly (a throttle) is alive as long as results come.
 	d.touch(ctx, r.nid)
+	var written int
 	err := d.retry(ctx, func(ctx context.Context) (err error) {
-		r.part, err = d.o.Store.Broadcasts.RecordChunk(ctx, r.nid, r.index, r.part, r.results)
+		next, err := d.o.Store.Broadcasts.RecordChunk(ctx, r.nid, r.index, r.part, r.results)
+		written, r.part = next-1, next
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("dispatch: record results: %w", err)
 	}
+	d.co.partRecorded(ctx, r.nid, r.run, r.index, written, r.results)
 	if r.stampBounces {
 		var reached []string
 		for _, res := range r.results {

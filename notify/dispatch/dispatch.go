@@ -375,3 +375,9 @@ func (d *Dispatcher) retry(ctx context.Context, op func(context.Context) error) 
 	}
 	return err
 }
+
+// QueueStats reads the counters of the broadcast queue, across the
+// cluster: four counter reads in one round trip.
+func (d *Dispatcher) QueueStats(ctx context.Context) (queue.Stats, error) {
+	return d.q.Stats(ctx)
+}

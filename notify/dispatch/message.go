@@ -70,9 +70,22 @@ func (d *Dispatcher) input(p *push, sub *notify.Subscription) *mailmerge.Input {
 	return in
 }
 
-// sendTo merges the notification's message for one recipient and sends it on
-// the notification's channel.
-func (d *Dispatcher) sendTo(ctx context.Context, p *push, sub *notify.Subscription, to string) error {
+// Composed is a message merged for one recipient, as it is handed to the
+// sender: Preview shows it, sendTo sends it.
+type Composed struct {
+	Channel string
+	To      string
+	From    string
+	Subject string // email only
+	Text    string
+	HTML    string // email only
+	// in is the merge input, for the email's unsubscribe headers.
+	in *mailmerge.Input
+}
+
+// compose merges the notification's message for one recipient. sub may be
+// nil (a unicast that skipped the subscription check).
+func (d *Dispatcher) compose(p *push, sub *notify.Subscription, to string) (Composed, error) {
 	in := d.input(p, sub)
 	merge := func(tmpl string) string {
 		if tmpl == "" {
@@ -80,28 +93,61 @@ func (d *Dispatcher) sendTo(ctx context.Context, p *push, sub *notify.Subscripti
 		}
 		return mailmerge.Merge(tmpl, in)
 	}
+	c := Composed{Channel: p.n.Channel, To: to, in: in}
 	switch p.n.Channel {
+	case notify.ChannelSMS:
+		c.Text = merge(p.text)
+	case notify.ChannelEmail:
+		c.From, c.Subject, c.Text, c.HTML = p.from, merge(p.subject), merge(p.text), merge(p.html)
+	default:
+		return Composed{}, fmt.Errorf("channel %q cannot be sent", p.n.Channel)
+	}
+	return c, nil
+}
+
+// sendTo merges the notification's message for one recipient and sends it on
+// the notification's channel.
+func (d *Dispatcher) sendTo(ctx context.Context, p *push, sub *notify.Subscription, to string) error {
+	c, err := d.compose(p, sub, to)
+	if err != nil {
+		return err
+	}
+	switch c.Channel {
 	case notify.ChannelSMS:
 		if d.o.SMS == nil {
 			return errNoSender
 		}
-		return d.o.SMS.Send(ctx, sms.Message{To: to, Text: merge(p.text), SubscriptionID: in.SubscriptionID})
-	case notify.ChannelEmail:
+		return d.o.SMS.Send(ctx, sms.Message{To: to, Text: c.Text, SubscriptionID: c.in.SubscriptionID})
+	default:
 		if d.o.Email == nil {
 			return errNoSender
 		}
-		m := email.Message{From: p.from, To: to, Subject: merge(p.subject), Text: merge(p.text), HTML: merge(p.html)}
+		m := email.Message{From: c.From, To: to, Subject: c.Subject, Text: c.Text, HTML: c.HTML}
 		m.Push = &email.Push{ListID: email.ListID(p.host, p.n.ServiceName)}
 		if sub != nil {
 			// Without a subscription there is nothing to unsubscribe from:
 			// no List-Unsubscribe, no bounce address.
-			m.Push.UnsubscribeURL = mailmerge.Merge("{unsubscription_url}", in)
-			m.Push.SubscriptionID = in.SubscriptionID
-			m.Push.UnsubscriptionCode = in.UnsubscriptionCode
+			m.Push.UnsubscribeURL = mailmerge.Merge("{unsubscription_url}", c.in)
+			m.Push.SubscriptionID = c.in.SubscriptionID
+			m.Push.UnsubscriptionCode = c.in.UnsubscriptionCode
 		}
 		return d.o.Email.Send(ctx, m)
 	}
-	return fmt.Errorf("channel %q cannot be sent", p.n.Channel)
+}
+
+// Preview returns the message a push notification n would send to the
+// subscriber sub, merged by the code that sends it (the same tokens, the
+// same {http_host} resolution: the notification's httpHost, else the
+// config's, else host). Nothing is sent or stored. The caller checks that
+// sub may receive n (service and channel); the broadcast filters are not
+// applied: a preview shows the message, not whether it would be sent.
+func (d *Dispatcher) Preview(n *notify.Notification, sub *notify.Subscription, host string) (Composed, error) {
+	h := mailmerge.ResolveHTTPHost(mailmerge.HostSources{Notification: n.HTTPHost, Config: d.o.HTTPHost, Request: host})
+	to := n.UserChannelID
+	if sub != nil {
+		to = sub.UserChannelID
+	}
+	return d.compose(newPush(n, h), sub, to)
 }
 
 // errorValue is how a send failure is shown in dispatch.failed: the

@@ -39,6 +39,11 @@ type Broadcasts interface {
 	DeleteBroadcastSnapshots(ctx context.Context, nid notify.ID, chunks int) error
 	TouchBroadcast(ctx context.Context, nid notify.ID) error
 	LoadDispatch(ctx context.Context, n *notify.Notification) error
+	// SetBroadcastCounts keeps a finished broadcast's counts in its
+	// header (nil: drops them, as a run starts); BroadcastProgress reads
+	// them, or counts from the chunks' results.
+	SetBroadcastCounts(ctx context.Context, nid notify.ID, c *notify.DispatchCounts) error
+	BroadcastProgress(ctx context.Context, nid notify.ID) (mongostore.Progress, error)
 }
 
 // Store is the storage a Dispatcher works on.

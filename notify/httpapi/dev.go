@@ -58,6 +58,63 @@ type DevOptions struct {
 	// Demo seeds a demo service on the first start of a fresh data
 	// directory (see DevDemo; `govkit dev` without --no-demo).
 	Demo bool
+	// OIDC, when set, lets the console sign in with an OpenID provider
+	// (govkit dev's development provider).
+	OIDC *DevOIDC
+}
+
+// DevOIDC is the OpenID provider the development service trusts: config
+// key oidc with discoveryUrl and clientId, jwtVerifyOptions requiring the
+// provider's issuer and the console's client as audience, and an isAdmin
+// rule making the tokens whose email is one of Admins Admin. Everyone else
+// the provider signs in is an AuthenticatedUser named by email.
+type DevOIDC struct {
+	DiscoveryURL string
+	Issuer       string
+	ClientID     string
+	Admins       []string // emails, compared without case
+}
+
+// DevConsoleClientID is the console's public client at govkit dev's
+// OpenID provider.
+const DevConsoleClientID = "notify-console"
+
+// DevConsoleCallbackPath is where the console receives the provider's
+// answer (a redirect URI of its client, with the console's origin).
+const DevConsoleCallbackPath = "/oidc-callback"
+
+// DevConsoleRedirectURIs are the redirect URIs of the console's client for
+// a service listening on addr (host:port): the console's page and its
+// callback, at 127.0.0.1 and at localhost, which browsers treat as
+// different origins.
+func DevConsoleRedirectURIs(addr string) []string {
+	_, port, _ := net.SplitHostPort(addr)
+	var out []string
+	for _, h := range []string{"127.0.0.1", "localhost"} {
+		origin := "http://" + net.JoinHostPort(h, port)
+		out = append(out, origin+"/", origin+DevConsoleCallbackPath)
+	}
+	return out
+}
+
+// config is the oidc config tree.
+func (o *DevOIDC) config() map[string]any {
+	admins := map[string]bool{}
+	for _, a := range o.Admins {
+		admins[strings.ToLower(a)] = true
+	}
+	isAdmin := config.Func(func(_ context.Context, args ...any) (any, error) {
+		claims, _ := args[0].(map[string]any)
+		email, _ := claims["email"].(string)
+		verified, _ := claims["email_verified"].(bool)
+		return verified && admins[strings.ToLower(email)], nil
+	})
+	return map[string]any{
+		"discoveryUrl":     o.DiscoveryURL,
+		"clientId":         o.ClientID,
+		"isAdmin":          isAdmin,
+		"jwtVerifyOptions": map[string]any{"issuer": o.Issuer, "audience": o.ClientID},
+	}
 }
 
 // Dev is the notification service of `govkit dev`.
@@ -137,7 +194,11 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 	cleanup = append(cleanup, func() { _ = stopMail(ctx) })
 	host, port, _ := net.SplitHostPort(smtpAddr)
 	p, _ := strconv.Atoi(port)
-	cfg, err := config.New(map[string]any{"host": o.Host, "queue": map[string]any{"connection": nil}, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}})
+	tree := map[string]any{"host": o.Host, "queue": map[string]any{"connection": nil}, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}}
+	if o.OIDC != nil {
+		tree["oidc"] = o.OIDC.config()
+	}
+	cfg, err := config.New(tree)
 	if err != nil {
 		return nil, err
 	}
@@ -204,6 +265,11 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 		}
 	}
 	fmt.Fprintf(w, "notification service  %s%s (requests from %s are super admin)\n", d.URL, root, strings.Join(cfg.AdminIPs, ", "))
+	fmt.Fprintf(w, "  web console         %s/\n", d.URL)
+	if o.OIDC != nil {
+		fmt.Fprintf(w, "  console sign-in     OIDC at %s (client %s; %s are Admin, other logins AuthenticatedUser)\n",
+			strings.TrimSuffix(o.OIDC.DiscoveryURL, "/.well-known/openid-configuration"), o.OIDC.ClientID, strings.Join(o.OIDC.Admins, ", "))
+	}
 	fmt.Fprintf(w, "  API explorer        %s%s/explorer\n", d.URL, root)
 	kept := "in memory"
 	if catcherOpts.Dir != "" {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -162,6 +163,52 @@ func showsDispatch(fields bson.D) bool {
 	return err != nil || f.Has("dispatch")
 }
 
+// loadDispatch loads what a filter's fields show of a broadcast's
+// results: nothing when they leave dispatch out; only dispatch.counts when
+// that is all they ask of dispatch (an inclusion of "dispatch.counts"), from
+// dispatch.Dispatcher.Progress without the lists, so that a console can
+// poll a running broadcast's progress every second; else the lists and
+// counts.
+func (h *notifications) loadDispatch(r *http.Request, n *notify.Notification, fields bson.D) error {
+	switch {
+	case !showsDispatch(fields):
+		return nil
+	case countsOnly(fields):
+		if n == nil || !n.IsBroadcast || n.ID.IsZero() {
+			return nil
+		}
+		p, err := h.d.Progress(r.Context(), n.ID)
+		if err != nil || !p.Found {
+			return err
+		}
+		c := p.Counts
+		n.Dispatch = &notify.Dispatch{Counts: &c}
+		return nil
+	}
+	return h.withDispatch(r, n)
+}
+
+// countsOnly reports whether an inclusion projection asks for
+// dispatch.counts and for nothing else of dispatch.
+func countsOnly(fields bson.D) bool {
+	found := false
+	for _, e := range fields {
+		top, _, _ := strings.Cut(e.Key, ".")
+		if top != "dispatch" {
+			continue
+		}
+		on := truthy(e.Value)
+		if n, ok := e.Value.(int32); ok {
+			on = n != 0
+		}
+		if e.Key != "dispatch.counts" || !on {
+			return false
+		}
+		found = true
+	}
+	return found
+}
+
 func (h *notifications) count(w http.ResponseWriter, r *http.Request) {
 	where, err := query.ParseWhere(r.URL.Query(), notificationSchema(r))
 	if err != nil {
@@ -211,8 +258,8 @@ func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if showsDispatch(flt.Fields) {
-		if err := h.s.store.LoadDispatchAll(r.Context(), recs); err != nil {
+	for _, n := range recs {
+		if err := h.loadDispatch(r, n, flt.Fields); err != nil {
 			writeError(w, r, err)
 			return
 		}
@@ -272,11 +319,9 @@ func (h *notifications) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if showsDispatch(flt.Fields) {
-		if err := h.withDispatch(r, n); err != nil {
-			writeError(w, r, err)
-			return
-		}
+	if err := h.loadDispatch(r, n, flt.Fields); err != nil {
+		writeError(w, r, err)
+		return
 	}
 	f, err := h.shape(r, n, flt.Fields)
 	if err != nil {

@@ -223,5 +223,8 @@ func schemas() map[string]any {
 		"health":     obj,
 		"SwiftReply": obj,
 	}
+	for k, v := range consoleSchemas() {
+		out[k] = v
+	}
 	return out
 }

@@ -102,6 +102,9 @@ type Server struct {
 	logins      ratelimit.Failures
 	ownAttempts *ratelimit.Memory
 
+	// stats keeps the console's costly counts between polls
+	stats statsCache
+
 	mux     *http.ServeMux
 	routes  []route
 	handler http.Handler
@@ -151,9 +154,7 @@ func New(o Options) *Server {
 	}
 	s.registerDocs()
 	s.registerMetrics()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, errNotFound)
-	})
+	s.mountConsole()
 	s.handler = s.recoverPanics(s.logRequests(s.limitBody(s.ident.Middleware(s.mux))))
 	return s
 }

@@ -70,6 +70,9 @@ type Broadcast struct {
 	HTTPHost string
 	User     notify.Fields
 	Started  time.Time
+	// Counts are the final counts, kept when the broadcast finished (nil
+	// while it runs).
+	Counts *notify.DispatchCounts
 }
 
 // MaxChunkBytes bounds the snapshot of one chunk (a document must stay
@@ -126,6 +129,11 @@ func (s *Store) Broadcast(ctx context.Context, nid notify.ID) (Broadcast, error)
 	if err != nil {
 		return Broadcast{}, fmt.Errorf("mongostore: broadcast: %w", mapErr(err))
 	}
+	return broadcastFrom(nid, raw)
+}
+
+// broadcastFrom decodes a header document.
+func broadcastFrom(nid notify.ID, raw bson.Raw) (Broadcast, error) {
 	f, err := rawDoc(raw)
 	if err != nil {
 		return Broadcast{}, fmt.Errorf("mongostore: broadcast: %w", err)
@@ -143,6 +151,13 @@ func (s *Store) Broadcast(ctx context.Context, nid notify.ID) (Broadcast, error)
 	}
 	if t, ok := f.Get("started"); ok {
 		b.Started, _ = t.(time.Time)
+	}
+	if cf, ok := f.Get("counts"); ok {
+		if cd, ok := cf.(notify.Fields); ok {
+			c := notify.DispatchCounts{Candidates: number(cd, "candidates"), Successful: number(cd, "successful"), Failed: number(cd, "failed"), Skipped: number(cd, "skipped")}
+			c.Pending = max(0, c.Candidates-c.Successful-c.Failed-c.Skipped)
+			b.Counts = &c
+		}
 	}
 	return b, nil
 }
@@ -206,9 +221,10 @@ type Plan struct {
 	// original left half-sent keeps its candidates and the outcomes it
 	// holds inline; a resumed plan leaves out who is planned already).
 	Pick func(subscriptionID string) (candidate, send bool)
-	// Written, when not nil, is called after each chunk is written, so
-	// that it can be sent while planning goes on.
-	Written func(index int) error
+	// Written, when not nil, is called after each chunk is written with
+	// its number of candidates, so that it can be sent while planning
+	// goes on.
+	Written func(index, candidates int) error
 }
 
 // PlanChunks streams the confirmed subscriptions of a service and channel
@@ -239,7 +255,7 @@ func (s *Store) PlanChunks(ctx context.Context, nid notify.ID, p Plan) (chunks i
 			return err
 		}
 		if p.Written != nil {
-			if err := p.Written(chunks); err != nil {
+			if err := p.Written(chunks, len(ids)); err != nil {
 				return err
 			}
 		}
@@ -602,6 +618,9 @@ func (s *Store) CompleteChunk(ctx context.Context, nid notify.ID, index int, r *
 		{Key: "failed", Value: fail},
 		{Key: "skipped", Value: strs(r.Skipped)},
 		{Key: "complete", Value: true},
+		// the counts, so that progress is read without the lists
+		// (BroadcastProgress)
+		{Key: "counts", Value: countsDoc(CountChunk(r))},
 	}
 	if _, err := s.resultColl().ReplaceOne(ctx, bson.D{{Key: "_id", Value: key}}, doc); err != nil {
 		return fmt.Errorf("mongostore: broadcast results %d: %w", index, err)

@@ -326,7 +326,7 @@ func TestPlanContinuesAnInterruptedPlan(t *testing.T) {
 		want := subscribe(t, s, "svc", 7)
 		nid := notify.NewID()
 		died := errors.New("node died")
-		_, _, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 3, Written: func(i int) error {
+		_, _, err := s.PlanChunks(ctx, nid, mongostore.Plan{ServiceName: "svc", Channel: "email", Size: 3, Written: func(i, _ int) error {
 			if i == 1 {
 				return died
 			}

@@ -1,0 +1,106 @@
+// Pieces the console's pages share beyond ../shared: the page heading, a
+// JSON editor whose parse and API errors show in place, and formatting.
+
+import type { ComponentChildren } from "preact";
+import { useEffect, useId } from "preact/hooks";
+import { ApiError } from "../shared/api";
+
+/** The page's heading, which also names the browser tab. */
+export function PageTitle({ title, lead, children }: { title: string; lead?: ComponentChildren; children?: ComponentChildren }) {
+  useEffect(() => {
+    document.title = `${title} · govkit notify`;
+  }, [title]);
+  return (
+    <header class="page-head">
+      <div>
+        <h1 id="page-title" tabIndex={-1}>
+          {title}
+        </h1>
+        {lead ? <p class="lead">{lead}</p> : null}
+      </div>
+      {children ? <div class="page-actions">{children}</div> : null}
+    </header>
+  );
+}
+
+/** Parses JSON text; the error says where it broke. */
+export function parseJSON(text: string): { value?: unknown; error?: string } {
+  if (text.trim() === "") return { error: "Enter a JSON object." };
+  try {
+    return { value: JSON.parse(text) };
+  } catch (e) {
+    return { error: `This is not valid JSON: ${e instanceof Error ? e.message : String(e)}` };
+  }
+}
+
+/** A textarea for a JSON document, with its problem (a parse error, or
+ * what the API said about it) under it and linked to it. */
+export function JsonEditor({
+  label,
+  value,
+  onValue,
+  problem,
+  rows = 14,
+  hint,
+}: {
+  label: string;
+  value: string;
+  onValue: (v: string) => void;
+  problem?: unknown;
+  rows?: number;
+  hint?: ComponentChildren;
+}) {
+  const id = useId();
+  let text = "";
+  if (problem instanceof ApiError) text = problem.message + (problem.status ? ` (${problem.status} ${problem.reason})` : "");
+  else if (problem instanceof Error) text = problem.message;
+  else if (typeof problem === "string") text = problem;
+  const described = [hint ? `${id}-hint` : "", text ? `${id}-err` : ""].filter(Boolean).join(" ") || undefined;
+  return (
+    <div class="field json-field">
+      <label for={id}>{label}</label>
+      <textarea
+        id={id}
+        class="mono json"
+        rows={rows}
+        spellcheck={false}
+        value={value}
+        aria-invalid={text ? "true" : undefined}
+        aria-describedby={described}
+        onInput={(e) => onValue(e.currentTarget.value)}
+      />
+      {hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {hint}
+        </p>
+      ) : null}
+      {text ? (
+        <p class="field-error" id={`${id}-err`} role="alert">
+          {text}
+        </p>
+      ) : null}
+    </div>
+  );
+}
+
+export function pretty(v: unknown): string {
+  return JSON.stringify(v, null, 2);
+}
+
+export function when(s: unknown): string {
+  if (typeof s !== "string" || !s) return "";
+  const d = new Date(s);
+  if (Number.isNaN(d.getTime())) return s;
+  return d.toLocaleString("en-CA", { dateStyle: "medium", timeStyle: "short" });
+}
+
+export function num(n: unknown): string {
+  return typeof n === "number" ? n.toLocaleString("en-CA") : "0";
+}
+
+/** Strips server-kept and read-only keys before a record is sent back. */
+export function editable(rec: Record<string, unknown>, drop: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(rec)) if (!drop.includes(k)) out[k] = v;
+  return out;
+}
