@@ -24,7 +24,7 @@ func TestUnsignedCSRFTokenFromBeforeTheUpgrade(t *testing.T) {
 	b.signIn("alice")
 
 	const legacy = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
-	if _, err := chromedp.Call(b.ctx, network.SetCookie, network.SetCookieParams{Name: "csrf_token", Value: legacy, URL: w.base + "/", Path: "/", SameSite: network.CookieSameSiteStrict}); err != nil {
+	if _, err := chromedp.Call(b.Ctx, network.SetCookie, network.SetCookieParams{Name: "csrf_token", Value: legacy, URL: w.base + "/", Path: "/", SameSite: network.CookieSameSiteStrict}); err != nil {
 		t.Fatal(err)
 	}
 	// askToJoin writes from the page as its API client does: the CSRF
@@ -33,13 +33,13 @@ func TestUnsignedCSRFTokenFromBeforeTheUpgrade(t *testing.T) {
 		js := `fetch("/api/groups/` + finance.ID + `/requests", {method: "POST", credentials: "same-origin",
 			headers: {"X-CSRF-Token": document.cookie.split("; ").find(c => c.startsWith("csrf_token=")).slice(11),
 			          "Content-Type": "application/json"}, body: "{}"}).then(r => r.status)`
-		status, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](js, chromedp.EvalAwaitPromise))
+		status, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](js, chromedp.EvalAwaitPromise))
 		if err != nil {
 			t.Fatal(err)
 		}
 		return status
 	}
-	b.expect(`status of 403`)
+	b.Expect(`status of 403`)
 	if st := askToJoin(); st != http.StatusForbidden {
 		t.Fatalf("a write with the unsigned token answered %d", st)
 	}

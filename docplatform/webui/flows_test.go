@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // failedRequests lists what the server answered with 4xx or 5xx, minus
@@ -46,7 +47,7 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 	b := newBrowser(t, w, 1280, 900)
 
 	b.signIn("alice")
-	if got := evalJS[string](b, `document.getElementById("signed-in-as").innerText`); !strings.Contains(got, "Alice Member") {
+	if got := browsertest.Eval[string](b.Tab, `document.getElementById("signed-in-as").innerText`); !strings.Contains(got, "Alice Member") {
 		t.Errorf("the signed-in page names %q, want the person's name", got)
 	}
 	if n := w.refreshes(); n != 0 {
@@ -55,9 +56,9 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 
 	// A reload loads the profile again and refreshes nothing.
 	mes := len(w.served("/api/auth/me"))
-	b.do(chromedp.Reload())
+	b.Do(chromedp.Reload())
 	b.untilServer("the profile loaded again", func() bool { return len(w.served("/api/auth/me")) > mes })
-	b.until("the signed-in page", `document.getElementById("signed-in-as")`)
+	b.Until("the signed-in page", `document.getElementById("signed-in-as")`)
 	b.untilText("Upload a document")
 	if n := w.refreshes(); n != 0 {
 		t.Errorf("%d refresh(es) at page load; the rules allow none", n)
@@ -69,14 +70,14 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 	if err := os.WriteFile(file, content, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	evalJS[bool](b, `(() => { window.__progress = []; new MutationObserver(() => { const p = document.querySelector("progress"); if (p) window.__progress.push(Number(p.value)); }).observe(document.body, {subtree: true, childList: true, attributes: true}); return true; })()`)
-	b.do(
+	browsertest.Eval[bool](b.Tab, `(() => { window.__progress = []; new MutationObserver(() => { const p = document.querySelector("progress"); if (p) window.__progress.push(Number(p.value)); }).observe(document.body, {subtree: true, childList: true, attributes: true}); return true; })()`)
+	b.Do(
 		chromedp.SetUploadFiles(chromedp.CSS(`input[type="file"]`), []string{file}),
-		chromedp.Click(byText("button", "Upload")),
+		chromedp.Click(browsertest.ByText("button", "Upload")),
 	)
 	b.untilText("Uploaded Quarterly report.pdf")
-	b.until("the upload in the list", `[...document.querySelectorAll("table a")].some(a => a.textContent === "Quarterly report.pdf")`)
-	progress := evalJS[[]float64](b, `window.__progress`)
+	b.Until("the upload in the list", `[...document.querySelectorAll("table a")].some(a => a.textContent === "Quarterly report.pdf")`)
+	progress := browsertest.Eval[[]float64](b.Tab, `window.__progress`)
 	if len(progress) == 0 || slicesMax(progress) <= 0 {
 		t.Errorf("no progress bar moved during the upload: %v", progress)
 	}
@@ -84,27 +85,27 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 	// Download from the list: the same bytes come back.
 	dir := t.TempDir()
 	b.downloadsTo(dir)
-	b.do(chromedp.Click(chromedp.CSS(`a[aria-label="Download Quarterly report.pdf"]`)))
+	b.Do(chromedp.Click(chromedp.CSS(`a[aria-label="Download Quarterly report.pdf"]`)))
 	if got := b.untilFile(dir, "Quarterly report.pdf"); !bytes.Equal(got, content) {
 		t.Errorf("downloaded %d bytes, uploaded %d; they differ", len(got), len(content))
 	}
 
 	// Generate the group's API key, then regenerate it: each shown once,
 	// the old one dead at once.
-	b.do(chromedp.Click(byText("a", "Groups")))
-	b.until("the Finance group", `[...document.querySelectorAll("main a")].some(a => a.textContent === "Finance")`)
-	b.do(chromedp.Click(byText("a", "Finance")))
+	b.Do(chromedp.Click(browsertest.ByText("a", "Groups")))
+	b.Until("the Finance group", `[...document.querySelectorAll("main a")].some(a => a.textContent === "Finance")`)
+	b.Do(chromedp.Click(browsertest.ByText("a", "Finance")))
 	b.untilText("This group has no API key.")
-	b.do(chromedp.Click(byText("button", "Generate an API key")))
-	b.until("the new key", `document.querySelector(".secret input") && document.querySelector(".secret input").value.startsWith("gk_")`)
-	first := evalJS[string](b, `document.querySelector(".secret input").value`)
+	b.Do(chromedp.Click(browsertest.ByText("button", "Generate an API key")))
+	b.Until("the new key", `document.querySelector(".secret input") && document.querySelector(".secret input").value.startsWith("gk_")`)
+	first := browsertest.Eval[string](b.Tab, `document.querySelector(".secret input").value`)
 	if code := w.withKey(first); code != http.StatusOK {
 		t.Fatalf("the generated key gets %d on /api/documents", code)
 	}
-	b.do(chromedp.Click(byText("button", "Regenerate")))
-	b.do(chromedp.Click(byText("button", "Yes, regenerate")))
-	b.until("the regenerated key", `document.querySelector(".secret input") && document.querySelector(".secret input").value.startsWith("gk_") && document.querySelector(".secret input").value !== `+jsString(first))
-	second := evalJS[string](b, `document.querySelector(".secret input").value`)
+	b.Do(chromedp.Click(browsertest.ByText("button", "Regenerate")))
+	b.Do(chromedp.Click(browsertest.ByText("button", "Yes, regenerate")))
+	b.Until("the regenerated key", `document.querySelector(".secret input") && document.querySelector(".secret input").value.startsWith("gk_") && document.querySelector(".secret input").value !== `+browsertest.JSString(first))
+	second := browsertest.Eval[string](b.Tab, `document.querySelector(".secret input").value`)
 	b.untilText("API key regenerated")
 	if code := w.withKey(second); code != http.StatusOK {
 		t.Errorf("the regenerated key gets %d", code)
@@ -112,9 +113,9 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 	if code := w.withKey(first); code == http.StatusOK {
 		t.Error("the old key still works after regenerating")
 	}
-	b.do(chromedp.Reload())
+	b.Do(chromedp.Reload())
 	b.untilText("Last used")
-	if strings.Contains(b.snippet(), second) {
+	if strings.Contains(b.Snippet(), second) {
 		t.Error("the key is shown again after a reload; it must be shown once")
 	}
 
@@ -125,12 +126,12 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 
 	// Sign out: the whole page goes through /api/auth/logout and the
 	// provider, and comes back signed out.
-	b.do(chromedp.Click(byText("a", "Sign out")))
-	b.until("the signed-out home", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in")`)
+	b.Do(chromedp.Click(browsertest.ByText("a", "Sign out")))
+	b.Until("the signed-out home", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in")`)
 	if len(w.served("/api/auth/logout")) != 1 {
 		t.Errorf("sign-out went through /api/auth/logout %d times", len(w.served("/api/auth/logout")))
 	}
-	text := b.snippet()
+	text := b.Snippet()
 	for _, s := range []string{"Alice Member", "alice@govkit.test"} {
 		if strings.Contains(text, s) {
 			t.Errorf("the signed-out page still shows %q", s)

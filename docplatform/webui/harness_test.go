@@ -2,7 +2,6 @@ package webui_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,17 +16,13 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
-	"github.com/chromedp/cdproto/cdp"
-	cdplog "github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/dev"
 	"github.com/govkit/govkit/docplatform/devidp"
-	"github.com/govkit/govkit/internal/testsvc"
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // These tests drive the web UI in a real headless Chromium against the real
@@ -219,183 +214,25 @@ func (c *client) csrf() string {
 	return ""
 }
 
-// browser is one headless Chromium with a fresh profile, and what went
-// wrong in its pages.
+// browserTab is one headless Chromium (internal/browsertest) on this
+// world.
 type browserTab struct {
-	t        *testing.T
-	w        *world
-	ctx      context.Context
-	mu       sync.Mutex
-	problems []string
-	seen     []string // every message, expected ones included
-	// expected are log entries a test provokes on purpose (a 401 before
-	// the shared refresh); anything else is a problem.
-	expected []*regexp.Regexp
+	*browsertest.Tab
+	w *world
 }
-
-// recordViolations runs before any script of every page and turns each
-// CSP violation into a console error, which the listener below collects.
-const recordViolations = `document.addEventListener("securitypolicyviolation", (e) => console.error("CSP violation: " + e.violatedDirective + " blocked " + e.blockedURI));`
 
 func newBrowser(t *testing.T, w *world, width, height int) *browserTab {
 	t.Helper()
-	chrome := testsvc.RequireChromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.Flag("use-mock-keychain", true),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, height),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 5*time.Minute)
-	t.Cleanup(func() {
-		cancelTime()
-		cancelTab()
-		cancelAlloc()
-	})
-	b := &browserTab{t: t, w: w, ctx: ctx}
-	if err := chromedp.Listen(ctx, b.onEvent); err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []func() error{
-		func() error { _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); return err },
-		func() error { _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); return err },
-		func() error { _, err := chromedp.Call(ctx, network.Enable, network.EnableParams{}); return err },
-		func() error {
-			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recordViolations})
-			return err
-		},
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if width < 500 {
-		// Below the smallest window Chromium opens: a phone's viewport.
-		b.do(chromedp.EmulateViewport(int64(width), int64(height), chromedp.EmulateMobile))
-	}
-	t.Cleanup(b.checkProblems)
-	return b
-}
-
-func (b *browserTab) onEvent(ev any) {
-	var p string
-	switch ev := ev.(type) {
-	case *runtime.EventConsoleAPICalled:
-		var args []string
-		for _, a := range ev.Args {
-			if a.Value != nil {
-				args = append(args, string(a.Value))
-			} else {
-				args = append(args, a.Description)
-			}
-		}
-		p = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
-	case *runtime.EventExceptionThrown:
-		p = "uncaught exception: " + ev.ExceptionDetails.Text
-		if ev.ExceptionDetails.Exception != nil {
-			p += " " + ev.ExceptionDetails.Exception.Description
-		}
-	case *cdplog.EventEntryAdded:
-		if ev.Entry.Level == cdplog.EntryLevelError || ev.Entry.Level == cdplog.EntryLevelWarning || ev.Entry.Source == cdplog.EntrySourceSecurity {
-			p = fmt.Sprintf("browser log %s/%s: %s %s", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text, ev.Entry.URL)
-		}
-	}
-	if p == "" {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.seen = append(b.seen, p)
-	for _, re := range b.expected {
-		if re.MatchString(p) {
-			return
-		}
-	}
-	b.problems = append(b.problems, p)
-}
-
-// expect names log entries this test provokes on purpose.
-func (b *browserTab) expect(pattern string) {
-	b.mu.Lock()
-	b.expected = append(b.expected, regexp.MustCompile(pattern))
-	b.mu.Unlock()
-}
-
-func (b *browserTab) checkProblems() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.problems) > 0 {
-		b.t.Errorf("the pages reported %d problem(s):\n  %s", len(b.problems), strings.Join(b.problems, "\n  "))
-	}
-}
-
-func (b *browserTab) do(steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
-		b.t.Fatalf("browser: %v\npage: %s", err, b.snippet())
-	}
-}
-
-func evalJS[T any](b *browserTab, expr string) T {
-	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
-// snippet is the start of the page's text, for failure messages.
-func (b *browserTab) snippet() string {
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText : "")`))
-	if err != nil {
-		return "(unreadable: " + err.Error() + ")"
-	}
-	if len(s) > 1500 {
-		s = s[:1500] + "…"
-	}
-	return s
-}
-
-// until polls a JavaScript condition (evaluated through the DevTools
-// protocol, which the page's CSP does not restrict) until it is true.
-func (b *browserTab) until(what, cond string) {
-	b.t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`!!(`+cond+`)`))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("waited %v for %s (%s): last error %v\npage: %s", wait, what, cond, err, b.snippet())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return &browserTab{Tab: browsertest.New(t, browsertest.Options{Width: width, Height: height, Wait: wait}), w: w}
 }
 
 // untilServer waits for a condition on what the server logged.
 func (b *browserTab) untilServer(what string, cond func() bool) {
-	b.t.Helper()
+	b.T.Helper()
 	deadline := time.Now().Add(wait)
 	for !cond() {
 		if time.Now().After(deadline) {
-			b.t.Fatalf("waited %v for %s; served %v\npage: %s", wait, what, b.w.served(""), b.snippet())
+			b.T.Fatalf("waited %v for %s; served %v\npage: %s", wait, what, b.w.served(""), b.Snippet())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -403,50 +240,39 @@ func (b *browserTab) untilServer(what string, cond func() bool) {
 
 // untilText waits until the page's visible text contains s.
 func (b *browserTab) untilText(s string) {
-	b.t.Helper()
-	b.until("text "+s, `document.body && document.body.textContent.includes(`+jsString(s)+`)`)
-}
-
-func jsString(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
-	return `"` + r.Replace(s) + `"`
-}
-
-// byText is an XPath selector for an element of a kind whose normalised
-// text is text.
-func byText(kind, text string) chromedp.Search {
-	return chromedp.Search(fmt.Sprintf(`//%s[normalize-space(.)=%q]`, kind, text))
+	b.T.Helper()
+	b.Until("text "+s, `document.body && document.body.textContent.includes(`+browsertest.JSString(s)+`)`)
 }
 
 func (b *browserTab) open(path string) {
-	b.t.Helper()
-	b.do(chromedp.Navigate(b.w.base + path))
+	b.T.Helper()
+	b.Do(chromedp.Navigate(b.w.base + path))
 }
 
 // signIn goes through the signed-out home's Sign in button and the
 // provider's login form, and waits for the signed-in page.
 func (b *browserTab) signIn(username string) {
-	b.t.Helper()
+	b.T.Helper()
 	u := b.w.users[username]
 	b.open("/")
-	b.until("the Sign in button", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in" && a.getAttribute("href") === "/api/auth/login")`)
-	b.do(chromedp.Click(byText("a", "Sign in")))
-	b.do(chromedp.WaitVisible(chromedp.ID("username")))
-	b.do(
+	b.Until("the Sign in button", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in" && a.getAttribute("href") === "/api/auth/login")`)
+	b.Do(chromedp.Click(browsertest.ByText("a", "Sign in")))
+	b.Do(chromedp.WaitVisible(chromedp.ID("username")))
+	b.Do(
 		chromedp.SendKeys(chromedp.ID("username"), u.Username),
 		chromedp.SendKeys(chromedp.ID("password"), u.Password),
 		chromedp.Click(chromedp.CSS(`button[name="login"]`)),
 	)
-	b.until("the signed-in page", `document.getElementById("signed-in-as")`)
+	b.Until("the signed-in page", `document.getElementById("signed-in-as")`)
 	b.untilText(u.Name)
 }
 
 // cookie returns the browser's cookie of that name ("" when none).
 func (b *browserTab) cookie(name string) string {
-	b.t.Helper()
-	res, err := chromedp.Call(b.ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.w.base + "/", b.w.base + "/api/auth/refresh", b.w.base + "/api/auth/logout"}})
+	b.T.Helper()
+	res, err := chromedp.Call(b.Ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{b.w.base + "/", b.w.base + "/api/auth/refresh", b.w.base + "/api/auth/logout"}})
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 	for _, c := range res.Cookies {
 		if c.Name == name {
@@ -458,20 +284,20 @@ func (b *browserTab) cookie(name string) string {
 
 // deleteCookie removes a cookie from the browser, as its expiry would.
 func (b *browserTab) deleteCookie(name, path string) {
-	b.t.Helper()
-	if _, err := chromedp.Call(b.ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: name, URL: b.w.base + path, Path: path}); err != nil {
-		b.t.Fatal(err)
+	b.T.Helper()
+	if _, err := chromedp.Call(b.Ctx, network.DeleteCookies, network.DeleteCookiesParams{Name: name, URL: b.w.base + path, Path: path}); err != nil {
+		b.T.Fatal(err)
 	}
 	if b.cookie(name) != "" {
-		b.t.Fatalf("cookie %s still there", name)
+		b.T.Fatalf("cookie %s still there", name)
 	}
 }
 
 // setCookie replaces a cookie's value, keeping its path and flags.
 func (b *browserTab) setCookie(name, path, value string) {
-	b.t.Helper()
-	if _, err := chromedp.Call(b.ctx, network.SetCookie, network.SetCookieParams{Name: name, Value: value, URL: b.w.base + path, Path: path, HTTPOnly: new(true), SameSite: network.CookieSameSiteLax}); err != nil {
-		b.t.Fatal(err)
+	b.T.Helper()
+	if _, err := chromedp.Call(b.Ctx, network.SetCookie, network.SetCookieParams{Name: name, Value: value, URL: b.w.base + path, Path: path, HTTPOnly: new(true), SameSite: network.CookieSameSiteLax}); err != nil {
+		b.T.Fatal(err)
 	}
 }
 
@@ -479,52 +305,52 @@ func (b *browserTab) setCookie(name, path, value string) {
 // Chromium reports to the page as document.visibilityState "hidden") or
 // shows it again, and waits until the page sees it.
 func (b *browserTab) setVisible(visible bool) {
-	b.t.Helper()
-	win, err := chromedp.Call(b.ctx, browser.GetWindowForTarget, browser.GetWindowForTargetParams{})
+	b.T.Helper()
+	win, err := chromedp.Call(b.Ctx, browser.GetWindowForTarget, browser.GetWindowForTargetParams{})
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 	state, want := browser.WindowStateMinimized, "hidden"
 	if visible {
 		state, want = browser.WindowStateNormal, "visible"
 	}
-	if _, err := chromedp.Call(b.ctx, browser.SetWindowBounds, browser.SetWindowBoundsParams{WindowID: win.WindowID, Bounds: &browser.Bounds{WindowState: state}}); err != nil {
-		b.t.Fatal(err)
+	if _, err := chromedp.Call(b.Ctx, browser.SetWindowBounds, browser.SetWindowBoundsParams{WindowID: win.WindowID, Bounds: &browser.Bounds{WindowState: state}}); err != nil {
+		b.T.Fatal(err)
 	}
-	b.until("the page "+want, `document.visibilityState === "`+want+`"`)
+	b.Until("the page "+want, `document.visibilityState === "`+want+`"`)
 }
 
 // storageHoldsNoToken checks the promise that the UI keeps no token in
 // web storage: nothing shaped like a JWT, nor any cookie value.
 func (b *browserTab) storageHoldsNoToken() {
-	b.t.Helper()
-	dump := evalJS[string](b, `JSON.stringify({local: {...localStorage}, session: {...sessionStorage}})`)
+	b.T.Helper()
+	dump := browsertest.Eval[string](b.Tab, `JSON.stringify({local: {...localStorage}, session: {...sessionStorage}})`)
 	if strings.Contains(dump, "eyJ") {
-		b.t.Errorf("web storage holds something JWT-shaped: %s", dump)
+		b.T.Errorf("web storage holds something JWT-shaped: %s", dump)
 	}
 	for _, name := range []string{"access_token", "refresh_token", "id_token", "csrf_token"} {
 		if v := b.cookie(name); v != "" && strings.Contains(dump, v) {
-			b.t.Errorf("web storage holds the %s cookie's value: %s", name, dump)
+			b.T.Errorf("web storage holds the %s cookie's value: %s", name, dump)
 		}
 	}
 	for _, word := range []string{"token", "Bearer"} {
 		if strings.Contains(strings.ToLower(dump), strings.ToLower(word)) {
-			b.t.Errorf("web storage mentions %q: %s", word, dump)
+			b.T.Errorf("web storage mentions %q: %s", word, dump)
 		}
 	}
 }
 
 // downloadsTo makes the browser save downloads in dir.
 func (b *browserTab) downloadsTo(dir string) {
-	b.t.Helper()
-	if _, err := chromedp.CallBrowser(b.ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
-		b.t.Fatal(err)
+	b.T.Helper()
+	if _, err := chromedp.CallBrowser(b.Ctx, browser.SetDownloadBehavior, browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorAllow, DownloadPath: dir}); err != nil {
+		b.T.Fatal(err)
 	}
 }
 
 // untilFile waits for a finished download named name in dir.
 func (b *browserTab) untilFile(dir, name string) []byte {
-	b.t.Helper()
+	b.T.Helper()
 	deadline := time.Now().Add(wait)
 	for {
 		data, err := os.ReadFile(dir + "/" + name)
@@ -536,7 +362,7 @@ func (b *browserTab) untilFile(dir, name string) []byte {
 			}
 		}
 		if time.Now().After(deadline) {
-			b.t.Fatalf("waited %v for the download %s in %s", wait, name, dir)
+			b.T.Fatalf("waited %v for the download %s in %s", wait, name, dir)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // The three refresh rules, each watched in a real browser with a short
@@ -21,16 +22,16 @@ import (
 // page itself (not a dialog over the old one), with none of the person.
 func signedOutCleanly(t *testing.T, b *browserTab, username string) {
 	t.Helper()
-	b.until("the signed-out home", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in" && a.getAttribute("href") === "/api/auth/login")`)
+	b.Until("the signed-out home", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in" && a.getAttribute("href") === "/api/auth/login")`)
 	b.untilText("Your session has ended")
 	u := b.w.users[username]
-	text := evalJS[string](b, `document.documentElement.textContent + " " + document.title`)
+	text := browsertest.Eval[string](b.Tab, `document.documentElement.textContent + " " + document.title`)
 	for _, s := range []string{u.Name, u.Email, u.Username} {
 		if strings.Contains(text, s) {
 			t.Errorf("the signed-out page still shows %q", s)
 		}
 	}
-	if evalJS[bool](b, `!!document.getElementById("signed-in-as") || !!document.getElementById("sidenav")`) {
+	if browsertest.Eval[bool](b.Tab, `!!document.getElementById("signed-in-as") || !!document.getElementById("sidenav")`) {
 		t.Error("the signed-in page is still there under the signed-out view")
 	}
 }
@@ -59,15 +60,15 @@ func TestRefreshTimer(t *testing.T) {
 		}
 	}
 	// The timer kept the cookies alive: nothing was ever refused.
-	b.do(chromedp.Click(byText("a", "Groups")))
+	b.Do(chromedp.Click(browsertest.ByText("a", "Groups")))
 	b.untilText("My membership requests")
-	b.until("the groups listed", `[...document.querySelectorAll("main table a")].some(a => a.textContent === "Finance")`)
+	b.Until("the groups listed", `[...document.querySelectorAll("main table a")].some(a => a.textContent === "Finance")`)
 	if failed := w.failedRequests(); len(failed) > 0 {
 		t.Errorf("requests refused while the timer refreshed: %v", failed)
 	}
 
 	// The provider refuses the next refresh: signed out by the timer.
-	b.expect(`/api/auth/refresh.*|status of 401`)
+	b.Expect(`/api/auth/refresh.*|status of 401`)
 	before := w.refreshes()
 	b.revokeRefreshToken()
 	b.untilServer("the refused refresh", func() bool { return w.refreshes() > before })
@@ -83,9 +84,9 @@ func TestRefreshTimer(t *testing.T) {
 // for the refresh token it came with, and the platform refuses the pair
 // first, with 403.)
 func (b *browserTab) revokeRefreshToken() {
-	b.t.Helper()
+	b.T.Helper()
 	if err := b.w.stack.Platform.OIDC.RevokeToken(context.Background(), b.cookie("refresh_token"), "refresh_token"); err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 }
 
@@ -134,7 +135,7 @@ func TestRefreshOnVisibility(t *testing.T) {
 	b.setVisible(false)
 	b.setVisible(true)
 	n := len(w.served("/api/groups"))
-	b.do(chromedp.Click(byText("a", "Groups")))
+	b.Do(chromedp.Click(browsertest.ByText("a", "Groups")))
 	b.untilServer("the Groups page's requests", func() bool { return len(w.served("/api/groups")) > n })
 	if got := w.refreshes(); got != 0 {
 		t.Fatalf("%d refresh(es) on becoming visible with about 70 s left", got)
@@ -152,7 +153,7 @@ func TestRefreshOnVisibility(t *testing.T) {
 	b.setVisible(false)
 	b.setVisible(true)
 	from := len(w.served(""))
-	b.do(chromedp.Click(byText("a", "Documents")))
+	b.Do(chromedp.Click(browsertest.ByText("a", "Documents")))
 	b.untilServer("the Documents page's request", func() bool { return indexOf(w.served(""), "/api/documents", from) >= 0 })
 	log := w.served("")
 	refresh, docs := indexOf(log, "/api/auth/refresh", 0), indexOf(log, "/api/documents", from)
@@ -178,10 +179,10 @@ func TestSharedRefreshOn401(t *testing.T) {
 
 	// The access cookie goes, as when the token expires: the Groups page's
 	// two requests, sent together, both come back 401.
-	b.expect(`status of 401`)
+	b.Expect(`status of 401`)
 	b.deleteCookie("access_token", "/")
-	b.do(chromedp.Click(byText("a", "Groups")))
-	b.until("the groups listed", `[...document.querySelectorAll("main table a")].some(a => a.textContent === "Finance")`)
+	b.Do(chromedp.Click(browsertest.ByText("a", "Groups")))
+	b.Until("the groups listed", `[...document.querySelectorAll("main table a")].some(a => a.textContent === "Finance")`)
 	b.untilText("You have not asked to join a group.")
 	for _, path := range []string{"/api/groups", "/api/membership-requests"} {
 		got := w.served(path)
@@ -192,7 +193,7 @@ func TestSharedRefreshOn401(t *testing.T) {
 	if got := w.served("/api/auth/refresh"); len(got) != 1 || got[0].Status != http.StatusOK {
 		t.Errorf("refreshes %v, want exactly one shared refresh", got)
 	}
-	if !strings.Contains(evalJS[string](b, `document.getElementById("signed-in-as").innerText`), "Alice Member") {
+	if !strings.Contains(browsertest.Eval[string](b.Tab, `document.getElementById("signed-in-as").innerText`), "Alice Member") {
 		t.Error("signed out although the refresh worked")
 	}
 	if b.cookie("access_token") == "" {
@@ -208,10 +209,10 @@ func TestSignOutWhenRefreshFails(t *testing.T) {
 	b := newBrowser(t, w, 1280, 900)
 	b.signIn("alice")
 
-	b.expect(`status of 401`)
+	b.Expect(`status of 401`)
 	b.deleteCookie("access_token", "/")
 	b.revokeRefreshToken()
-	b.do(chromedp.Click(byText("a", "Groups")))
+	b.Do(chromedp.Click(browsertest.ByText("a", "Groups")))
 	signedOutCleanly(t, b, "alice")
 	if got := w.served("/api/auth/refresh"); len(got) != 1 || got[0].Status != http.StatusUnauthorized {
 		t.Errorf("refreshes %v, want one, refused", got)
@@ -226,8 +227,8 @@ func TestSignOutWhenRefreshFails(t *testing.T) {
 	}
 	// Reloading stays signed out, and asks nothing of the API.
 	n := len(w.served(""))
-	b.do(chromedp.Reload())
-	b.until("the signed-out home", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in")`)
+	b.Do(chromedp.Reload())
+	b.Until("the signed-out home", `[...document.querySelectorAll("a")].some(a => a.textContent.trim() === "Sign in")`)
 	if extra := w.served("")[n:]; slices.ContainsFunc(extra, func(r served) bool { return strings.HasPrefix(r.Path, "/api/") }) {
 		t.Errorf("the signed-out home called the API: %v", extra)
 	}

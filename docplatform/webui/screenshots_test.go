@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // TestScreenshots writes the README's pictures of the main pages, taken
@@ -24,8 +26,8 @@ func TestScreenshots(t *testing.T) {
 	shot := func(b *browserTab, name string) {
 		t.Helper()
 		// The focus ring of the last click is not part of the page's look.
-		evalJS[bool](b, `(document.activeElement && document.activeElement.blur && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
-		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		browsertest.Eval[bool](b.Tab, `(document.activeElement && document.activeElement.blur && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
+		png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -49,13 +51,13 @@ func TestScreenshots(t *testing.T) {
 	b.visit("/reviews/"+d.aliceSession, "Correct the OCR result")
 	shot(b, "review-session")
 	b.visit("/groups/"+d.finance.ID, "API key", "Last used")
-	b.do(chromedp.Click(byText("button", "Regenerate")), chromedp.Click(byText("button", "Yes, regenerate")))
+	b.Do(chromedp.Click(browsertest.ByText("button", "Regenerate")), chromedp.Click(browsertest.ByText("button", "Yes, regenerate")))
 	b.untilText("API key regenerated")
 	shot(b, "group-settings")
 	b.visit("/workflows/"+d.workflow, "Versions")
 	shot(b, "workflow")
 	b.visit("/audit", "Report by day")
-	b.do(chromedp.Click(byText("button", "Show report")))
+	b.Do(chromedp.Click(browsertest.ByText("button", "Show report")))
 	b.untilText("days counted in")
 	shot(b, "audit")
 

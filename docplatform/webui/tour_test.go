@@ -1,24 +1,25 @@
 package webui_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // visit loads a page of the app from its address and waits until it has
 // finished loading (no loading indicator left) and shows want.
 func (b *browserTab) visit(path string, want ...string) {
-	b.t.Helper()
+	b.T.Helper()
 	b.open(path)
-	b.until("the signed-in page at "+path, `document.getElementById("signed-in-as")`)
+	b.Until("the signed-in page at "+path, `document.getElementById("signed-in-as")`)
 	for _, s := range want {
 		b.untilText(s)
 	}
-	b.until("the page at "+path+" loaded", `document.querySelectorAll(".loading").length === 0`)
+	b.Until("the page at "+path+" loaded", `document.querySelectorAll(".loading").length === 0`)
 }
 
 // Every page, for a system admin, a group admin and a member: each loads
@@ -45,7 +46,7 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 		b.visit("/groups/"+d.finance.ID, "API key", "Last used", "Alice Member", "Bob Member")
 		b.visit("/groups/"+d.permits.ID, "I audit the permit office", "Approve")
 		b.visit("/audit", "Report by day", "API key created", "Signed in")
-		b.do(chromedp.Click(byText("button", "Show report")))
+		b.Do(chromedp.Click(browsertest.ByText("button", "Show report")))
 		b.untilText("days counted in")
 		b.visit("/admin/users", "Ada Admin", "Alice Member", "Bob Member")
 		b.visit("/admin/groups", "Finance", "Permits")
@@ -55,21 +56,19 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 		t.Run("the check itself sees a CSP violation", func(t *testing.T) {
 			// Both reports of it (the browser's log and the page's
 			// securitypolicyviolation event) are expected here, and looked for.
-			b.expect(`Content Security Policy|CSP violation`)
-			evalJS[bool](b, `(() => { const s = document.createElement("script"); s.textContent = "window.__ran = 1"; document.body.appendChild(s); return true; })()`)
+			b.Expect(`Content Security Policy|CSP violation`)
+			browsertest.Eval[bool](b.Tab, `(() => { const s = document.createElement("script"); s.textContent = "window.__ran = 1"; document.body.appendChild(s); return true; })()`)
 			reported := func() bool {
-				b.mu.Lock()
-				defer b.mu.Unlock()
-				return slices.ContainsFunc(b.seen, func(p string) bool { return strings.Contains(p, "CSP violation: script-src") })
+				return b.Saw(func(p string) bool { return strings.Contains(p, "CSP violation: script-src") })
 			}
 			// The report is an event that comes soon after; wait for it.
 			for deadline := time.Now().Add(wait); !reported() && time.Now().Before(deadline); {
 				time.Sleep(20 * time.Millisecond)
 			}
 			if !reported() {
-				t.Fatalf("an injected inline script went unreported: %v", b.seen)
+				t.Fatalf("an injected inline script went unreported: %v", b.Seen())
 			}
-			if evalJS[bool](b, `window.__ran === 1`) {
+			if browsertest.Eval[bool](b.Tab, `window.__ran === 1`) {
 				t.Fatal("an inline script ran under the CSP")
 			}
 		})
@@ -120,5 +119,5 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 
 // has reports whether the page's text contains s.
 func (b *browserTab) has(s string) bool {
-	return evalJS[bool](b, `document.body.textContent.includes(`+jsString(s)+`)`)
+	return browsertest.Eval[bool](b.Tab, `document.body.textContent.includes(`+browsertest.JSString(s)+`)`)
 }

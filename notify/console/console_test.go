@@ -9,6 +9,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // stats tells whether the server has the console's own endpoints
@@ -50,7 +52,7 @@ func TestAdminAddress(t *testing.T) {
 	b := newBrowser(t, w, 1280, 900)
 	if !full {
 		t.Log("the server has no /console/stats and /console/preview yet: the dashboard and preview are not checked")
-		b.expect(`/api/console/stats`)
+		b.Expect(`/api/console/stats`)
 	}
 	shot := b.screenshot
 
@@ -61,28 +63,28 @@ func TestAdminAddress(t *testing.T) {
 	if got, want := b.navItems(), []string{"Dashboard", "Subscriptions", "Notifications", "Configurations", "Bounces", "Administrators"}; !slices.Equal(got, want) {
 		t.Fatalf("navigation %v, want %v", got, want)
 	}
-	b.until("the dashboard", `location.pathname === "/" && document.getElementById("page-title")?.textContent === "Dashboard"`)
-	if evalJS[bool](b, `!!document.querySelector("button.btn-secondary") && [...document.querySelectorAll("button")].some(x => x.textContent.trim() === "Sign out")`) {
+	b.Until("the dashboard", `location.pathname === "/" && document.getElementById("page-title")?.textContent === "Dashboard"`)
+	if browsertest.Eval[bool](b.Tab, `!!document.querySelector("button.btn-secondary") && [...document.querySelectorAll("button")].some(x => x.textContent.trim() === "Sign out")`) {
 		t.Error("an admin address is offered Sign out, which it cannot do")
 	}
 	if full {
 		b.untilText("Subscriptions by service and state")
-		b.until("the news row", `[...document.querySelectorAll("td")].some(td => td.textContent === "news")`)
+		b.Until("the news row", `[...document.querySelectorAll("td")].some(td => td.textContent === "news")`)
 		shot("dashboard")
 	}
 
 	// Subscriptions: a bad record is refused with the API's words under
 	// the editor; the corrected one is created and listed.
 	b.click("a", "Subscriptions")
-	b.until("the heading focused", `document.activeElement && document.activeElement.id === "page-title"`)
+	b.Until("the heading focused", `document.activeElement && document.activeElement.id === "page-title"`)
 	b.untilText("reader0@example.com")
 	b.untilText("1–25 of 25")
 	b.click("button", "New subscription")
-	b.expect(`status of 400`)
+	b.Expect(`status of 400`)
 	b.setText("Record (JSON)", `{"serviceName": "alerts", "channel": "pigeon", "userChannelId": "ops@example.com", "state": "confirmed"}`)
 	b.click("button", "Create subscription")
-	b.until("the API's error in place", `document.querySelector(".json-field .field-error")`)
-	msg := evalJS[string](b, `document.querySelector(".json-field .field-error").textContent`)
+	b.Until("the API's error in place", `document.querySelector(".json-field .field-error")`)
+	msg := browsertest.Eval[string](b.Tab, `document.querySelector(".json-field .field-error").textContent`)
 	if !strings.Contains(msg, "400") || !strings.Contains(strings.ToLower(msg), "channel") {
 		t.Errorf("the validation error shown is %q; want the API's 400 naming channel", msg)
 	}
@@ -110,23 +112,23 @@ func TestAdminAddress(t *testing.T) {
 	b.setText("Subject", "Hello {subscription_id}")
 	b.setText("Text body", "News for you.")
 	if full {
-		b.until("the subscribers to choose", `[...document.querySelectorAll("option")].some(o => o.textContent.startsWith("reader3@example.com"))`)
+		b.Until("the subscribers to choose", `[...document.querySelectorAll("option")].some(o => o.textContent.startsWith("reader3@example.com"))`)
 		b.setText("Or a subscription id", readers[3])
 		b.click("button", "Preview")
-		b.until("the preview", `document.querySelector(".preview-out")`)
-		out := evalJS[string](b, `document.querySelector(".preview-out").textContent`)
+		b.Until("the preview", `document.querySelector(".preview-out")`)
+		out := browsertest.Eval[string](b.Tab, `document.querySelector(".preview-out").textContent`)
 		if !strings.Contains(out, "reader3@example.com") || !strings.Contains(out, "Hello "+readers[3]) {
 			t.Errorf("the preview does not show the merged message for reader3: %q", out)
 		}
 		shot("compose")
 	}
 	b.click("button", "Send")
-	b.until("the progress panel", `document.getElementById("broadcast-progress")`)
+	b.Until("the progress panel", `document.getElementById("broadcast-progress")`)
 	b.untilText("Finished: the broadcast is sent.")
-	if got := evalJS[string](b, `document.getElementById("count-sent").textContent`); got != "25" {
+	if got := browsertest.Eval[string](b.Tab, `document.getElementById("count-sent").textContent`); got != "25" {
 		t.Errorf("sent count shown %q, want 25", got)
 	}
-	if got := evalJS[string](b, `document.getElementById("count-remaining").textContent`); got != "0" {
+	if got := browsertest.Eval[string](b.Tab, `document.getElementById("count-remaining").textContent`); got != "0" {
 		t.Errorf("remaining count shown %q, want 0", got)
 	}
 	if n := len(w.mail.Mails()); n != 25 {
@@ -137,26 +139,26 @@ func TestAdminAddress(t *testing.T) {
 	// An SMS to one subscribed number, and an in-app message to one user.
 	w.api("POST", "/subscriptions", map[string]any{"serviceName": "alerts", "channel": "sms", "userChannelId": "12505550100", "state": "confirmed"}, nil)
 	b.click("button", "Compose")
-	b.do(chromedp.SetValue(byLabel("Channel"), "sms"))
-	b.until("the SMS form", `!document.body.innerText.includes("Subject")`)
+	b.Do(chromedp.SetValue(byLabel("Channel"), "sms"))
+	b.Until("the SMS form", `!document.body.innerText.includes("Subject")`)
 	b.setText("Service name", "alerts")
-	b.do(chromedp.Click(chromedp.Search(`//label[contains(., "One recipient")]/input`)))
+	b.Do(chromedp.Click(chromedp.Search(`//label[contains(., "One recipient")]/input`)))
 	b.setText("Phone number", "12505550100")
 	b.setText("Message", "Road closed.")
 	b.click("button", "Send")
-	b.until("the compose form closed", `!document.getElementById("compose-title")`)
-	b.until("the SMS listed", `[...document.querySelectorAll("td")].some(td => td.textContent === "12505550100")`)
+	b.Until("the compose form closed", `!document.getElementById("compose-title")`)
+	b.Until("the SMS listed", `[...document.querySelectorAll("td")].some(td => td.textContent === "12505550100")`)
 	if texts := w.mail.Texts(); len(texts) != 1 || !strings.Contains(fmt.Sprint(texts[0]), "Road closed.") {
 		t.Errorf("the SMS caught: %v", texts)
 	}
 	b.click("button", "Compose")
-	b.do(chromedp.SetValue(byLabel("Channel"), "inApp"))
+	b.Do(chromedp.SetValue(byLabel("Channel"), "inApp"))
 	b.setText("Service name", "alerts")
-	b.do(chromedp.Click(chromedp.Search(`//label[contains(., "One recipient")]/input`)))
+	b.Do(chromedp.Click(chromedp.Search(`//label[contains(., "One recipient")]/input`)))
 	b.setText("User id or address", "alice")
 	b.setText("Message", "Your permit is ready.")
 	b.click("button", "Send")
-	b.until("the compose form closed", `!document.getElementById("compose-title")`)
+	b.Until("the compose form closed", `!document.getElementById("compose-title")`)
 	var inApp []map[string]any
 	w.api("GET", `/notifications?filter={"where":{"channel":"inApp"}}`, nil, &inApp)
 	if len(inApp) != 1 || inApp[0]["userChannelId"] != "alice" || inApp[0]["state"] != "new" {
@@ -171,8 +173,8 @@ func TestAdminAddress(t *testing.T) {
 	b.untilText("Configuration created.")
 	b.untilText("myService")
 	b.click("button", "Edit")
-	b.until("the editor", `document.getElementById("editor-title")`)
-	rec := evalJS[string](b, `document.querySelector("textarea.json").value`)
+	b.Until("the editor", `document.getElementById("editor-title")`)
+	rec := browsertest.Eval[string](b.Tab, `document.querySelector("textarea.json").value`)
 	b.setText("Record (JSON)", strings.Replace(rec, "Please confirm your subscription", "Confirm, please", 1))
 	b.click("button", "Save configuration")
 	b.untilText("Configuration saved.")
@@ -196,8 +198,8 @@ func TestAdminAddress(t *testing.T) {
 	b.click("button", "Password and tokens")
 	b.setText("Token name", "ci")
 	b.click("button", "Create access token")
-	b.until("the new token", `document.querySelector(".secret input")`)
-	tok := evalJS[string](b, `document.querySelector(".secret input").value`)
+	b.Until("the new token", `document.querySelector(".secret input")`)
+	tok := browsertest.Eval[string](b.Tab, `document.querySelector(".secret input").value`)
 	if len(tok) != 64 {
 		t.Fatalf("token shown %q, want 64 characters", tok)
 	}
@@ -227,7 +229,7 @@ func TestAdminAddress(t *testing.T) {
 		t.Fatalf("first Tab focused %q, want the skip link", f)
 	}
 	b.keys(kb.Enter)
-	b.until("main focused", `document.activeElement && document.activeElement.id === "main"`)
+	b.Until("main focused", `document.activeElement && document.activeElement.id === "main"`)
 	b.open("/subscriptions")
 	b.role()
 	for i := 0; i < 10 && b.focused() != "Bounces"; i++ {
@@ -237,5 +239,5 @@ func TestAdminAddress(t *testing.T) {
 		t.Fatalf("Tab did not reach the Bounces link; focus on %q", f)
 	}
 	b.keys(kb.Enter)
-	b.until("the Bounces page's heading focused", `document.activeElement && document.activeElement.id === "page-title" && document.activeElement.textContent === "Bounces"`)
+	b.Until("the Bounces page's heading focused", `document.activeElement && document.activeElement.id === "page-title" && document.activeElement.textContent === "Bounces"`)
 }

@@ -11,20 +11,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/cdp"
-	cdplog "github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/page"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
 	"github.com/govkit/govkit/docplatform/devidp"
+	"github.com/govkit/govkit/internal/browsertest"
 	"github.com/govkit/govkit/internal/testsvc"
 	"github.com/govkit/govkit/notify/channel"
 	"github.com/govkit/govkit/notify/config"
@@ -165,181 +159,22 @@ func (w *world) api(method, path string, body, out any) {
 	}
 }
 
-// browserTab is one headless Chromium with a fresh profile, and what went
-// wrong in its pages.
+// browserTab is one headless Chromium (internal/browsertest) on this
+// world.
 type browserTab struct {
-	t        *testing.T
-	w        *world
-	ctx      context.Context
-	mu       sync.Mutex
-	problems []string
-	expected []*regexp.Regexp
+	*browsertest.Tab
+	w *world
 }
-
-// recordViolations runs before every page's scripts and turns each CSP
-// violation into a console error, which onEvent collects.
-const recordViolations = `document.addEventListener("securitypolicyviolation", (e) => console.error("CSP violation: " + e.violatedDirective + " blocked " + e.blockedURI));`
 
 func newBrowser(t *testing.T, w *world, width, height int) *browserTab {
 	t.Helper()
-	chrome := testsvc.RequireChromium(t)
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chrome),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("password-store", "basic"),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(width, height),
-	}
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelTab := chromedp.NewContext(actx)
-	ctx, cancelTime := context.WithTimeout(ctx, 8*time.Minute)
-	t.Cleanup(func() {
-		cancelTime()
-		cancelTab()
-		cancelAlloc()
-	})
-	b := &browserTab{t: t, w: w, ctx: ctx}
-	if err := chromedp.Listen(ctx, b.onEvent); err != nil {
-		t.Fatal(err)
-	}
-	for _, step := range []func() error{
-		func() error { _, err := chromedp.Call(ctx, cdplog.Enable, cdp.Empty{}); return err },
-		func() error { _, err := chromedp.Call(ctx, runtime.Enable, cdp.Empty{}); return err },
-		func() error {
-			_, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: recordViolations})
-			return err
-		},
-	} {
-		if err := step(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Cleanup(b.checkProblems)
-	return b
-}
-
-func (b *browserTab) onEvent(ev any) {
-	var p string
-	switch ev := ev.(type) {
-	case *runtime.EventConsoleAPICalled:
-		var args []string
-		for _, a := range ev.Args {
-			if a.Value != nil {
-				args = append(args, string(a.Value))
-			} else {
-				args = append(args, a.Description)
-			}
-		}
-		p = fmt.Sprintf("console.%s: %s", ev.Type, strings.Join(args, " "))
-	case *runtime.EventExceptionThrown:
-		p = "uncaught exception: " + ev.ExceptionDetails.Text
-		if ev.ExceptionDetails.Exception != nil {
-			p += " " + ev.ExceptionDetails.Exception.Description
-		}
-	case *cdplog.EventEntryAdded:
-		if ev.Entry.Level == cdplog.EntryLevelError || ev.Entry.Level == cdplog.EntryLevelWarning || ev.Entry.Source == cdplog.EntrySourceSecurity {
-			p = fmt.Sprintf("browser log %s/%s: %s %s", ev.Entry.Source, ev.Entry.Level, ev.Entry.Text, ev.Entry.URL)
-		}
-	}
-	if p == "" {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, re := range b.expected {
-		if re.MatchString(p) {
-			return
-		}
-	}
-	b.problems = append(b.problems, p)
-}
-
-// expect names log entries the test provokes on purpose (a refused
-// request's status in the browser log).
-func (b *browserTab) expect(pattern string) {
-	b.mu.Lock()
-	b.expected = append(b.expected, regexp.MustCompile(pattern))
-	b.mu.Unlock()
-}
-
-func (b *browserTab) checkProblems() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if len(b.problems) > 0 {
-		b.t.Errorf("the pages reported %d problem(s):\n  %s", len(b.problems), strings.Join(b.problems, "\n  "))
-	}
-}
-
-func (b *browserTab) do(steps ...chromedp.Action[chromedp.Void]) {
-	b.t.Helper()
-	if err := chromedp.Do(b.ctx, steps...); err != nil {
-		b.t.Fatalf("browser: %v\npage: %s", err, b.snippet())
-	}
-}
-
-func evalJS[T any](b *browserTab, expr string) T {
-	b.t.Helper()
-	v, err := chromedp.Run(b.ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		b.t.Fatalf("evaluate %s: %v", expr, err)
-	}
-	return v
-}
-
-func (b *browserTab) snippet() string {
-	ctx, cancel := context.WithTimeout(b.ctx, 5*time.Second)
-	defer cancel()
-	s, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href + "\n" + (document.body ? document.body.innerText : "")`))
-	if err != nil {
-		return "(unreadable: " + err.Error() + ")"
-	}
-	if len(s) > 2000 {
-		s = s[:2000] + "…"
-	}
-	return s
-}
-
-// until polls a JavaScript condition (through the DevTools protocol,
-// which the page's CSP does not restrict) until it is true.
-func (b *browserTab) until(what, cond string) {
-	b.t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		ok, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`!!(`+cond+`)`))
-		if err == nil && ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			b.t.Fatalf("waited %v for %s (%s): last error %v\npage: %s", wait, what, cond, err, b.snippet())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	return &browserTab{Tab: browsertest.New(t, browsertest.Options{Width: width, Height: height, Wait: wait, Lifetime: 8 * time.Minute}), w: w}
 }
 
 // untilText waits until the main text of the page contains s.
 func (b *browserTab) untilText(s string) {
-	b.t.Helper()
-	b.until("text "+s, `document.body && document.body.innerText.includes(`+jsString(s)+`)`)
-}
-
-func jsString(s string) string {
-	r, _ := json.Marshal(s)
-	return string(r)
-}
-
-// byText is an XPath selector for an element of a kind whose normalised
-// text is text.
-func byText(kind, text string) chromedp.Search {
-	return chromedp.Search(fmt.Sprintf(`//%s[normalize-space(.)=%q]`, kind, text))
+	b.T.Helper()
+	b.Until("text "+s, `document.body && document.body.innerText.includes(`+browsertest.JSString(s)+`)`)
 }
 
 // byLabel is the control labelled text.
@@ -348,75 +183,75 @@ func byLabel(text string) chromedp.Search {
 }
 
 func (b *browserTab) open(path string) {
-	b.t.Helper()
-	b.do(chromedp.Navigate(b.w.base + path))
+	b.T.Helper()
+	b.Do(chromedp.Navigate(b.w.base + path))
 }
 
 // click presses the button (or link) with that text.
 func (b *browserTab) click(kind, text string) {
-	b.t.Helper()
-	b.do(chromedp.WaitVisible(byText(kind, text)), chromedp.Click(byText(kind, text)))
+	b.T.Helper()
+	b.Do(chromedp.WaitVisible(browsertest.ByText(kind, text)), chromedp.Click(browsertest.ByText(kind, text)))
 }
 
 // role waits for the signed-in console and returns the role it shows.
 func (b *browserTab) role() string {
-	b.t.Helper()
-	b.until("the signed-in console", `document.getElementById("role")`)
-	return evalJS[string](b, `document.getElementById("role").textContent`)
+	b.T.Helper()
+	b.Until("the signed-in console", `document.getElementById("role")`)
+	return browsertest.Eval[string](b.Tab, `document.getElementById("role").textContent`)
 }
 
 // navItems are the labels of the side navigation's console pages.
 func (b *browserTab) navItems() []string {
-	b.t.Helper()
-	return evalJS[[]string](b, `[...document.querySelectorAll("#sidenav ul:first-of-type a")].map(a => a.textContent.trim())`)
+	b.T.Helper()
+	return browsertest.Eval[[]string](b.Tab, `[...document.querySelectorAll("#sidenav ul:first-of-type a")].map(a => a.textContent.trim())`)
 }
 
 // setText puts text into the textarea or input labelled label at once (a
 // JSON document is long to type key by key) and tells the page, as typing
 // would.
 func (b *browserTab) setText(label, text string) {
-	b.t.Helper()
-	b.do(chromedp.WaitVisible(byLabel(label)))
-	ok := evalJS[bool](b, `(() => {
-		const l = [...document.querySelectorAll("label")].find(l => l.textContent.trim() === `+jsString(label)+`);
+	b.T.Helper()
+	b.Do(chromedp.WaitVisible(byLabel(label)))
+	ok := browsertest.Eval[bool](b.Tab, `(() => {
+		const l = [...document.querySelectorAll("label")].find(l => l.textContent.trim() === `+browsertest.JSString(label)+`);
 		const el = l && document.getElementById(l.htmlFor);
 		if (!el) return false;
 		const proto = el instanceof HTMLTextAreaElement ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-		Object.getOwnPropertyDescriptor(proto, "value").set.call(el, `+jsString(text)+`);
+		Object.getOwnPropertyDescriptor(proto, "value").set.call(el, `+browsertest.JSString(text)+`);
 		el.dispatchEvent(new Event("input", { bubbles: true }));
 		return true;
 	})()`)
 	if !ok {
-		b.t.Fatalf("no control labelled %q\npage: %s", label, b.snippet())
+		b.T.Fatalf("no control labelled %q\npage: %s", label, b.Snippet())
 	}
 }
 
 // keys sends key presses to the focused element.
 func (b *browserTab) keys(k string) {
-	b.t.Helper()
-	b.do(chromedp.KeyEvent(k))
+	b.T.Helper()
+	b.Do(chromedp.KeyEvent(k))
 }
 
 // focused describes the focused element: its id, else its text.
 func (b *browserTab) focused() string {
-	b.t.Helper()
-	return evalJS[string](b, `(document.activeElement.id || document.activeElement.textContent || "").trim()`)
+	b.T.Helper()
+	return browsertest.Eval[string](b.Tab, `(document.activeElement.id || document.activeElement.textContent || "").trim()`)
 }
 
 // screenshot writes docs/screenshots/console-<name>.png, the README's
 // pictures, when GOVKIT_SCREENSHOTS=1.
 func (b *browserTab) screenshot(name string) {
-	b.t.Helper()
+	b.T.Helper()
 	if os.Getenv("GOVKIT_SCREENSHOTS") != "1" {
 		return
 	}
 	// The focus ring of the last click is not part of the page's look.
-	evalJS[bool](b, `(document.activeElement && document.activeElement.blur && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	browsertest.Eval[bool](b.Tab, `(document.activeElement && document.activeElement.blur && document.activeElement.blur(), window.scrollTo(0, 0), true)`)
+	png, err := chromedp.Run(b.Ctx, chromedp.FullScreenshot(100))
 	if err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join("..", "..", "docs", "screenshots", "console-"+name+".png"), png, 0o644); err != nil {
-		b.t.Fatal(err)
+		b.T.Fatal(err)
 	}
 }

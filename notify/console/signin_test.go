@@ -7,20 +7,22 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+
+	"github.com/govkit/govkit/internal/browsertest"
 )
 
 // signInPage waits for the sign-in page.
 func (b *browserTab) signInPage() {
-	b.t.Helper()
-	b.until("the sign-in page", `document.getElementById("page-title") === null && [...document.querySelectorAll("h1")].some(h => h.textContent === "Notification console")`)
+	b.T.Helper()
+	b.Until("the sign-in page", `document.getElementById("page-title") === null && [...document.querySelectorAll("h1")].some(h => h.textContent === "Notification console")`)
 }
 
 func (b *browserTab) signOut() {
-	b.t.Helper()
+	b.T.Helper()
 	b.click("button", "Sign out")
 	b.signInPage()
-	if got := evalJS[string](b, `JSON.stringify({...sessionStorage})`); strings.Contains(got, "credential") {
-		b.t.Errorf("the credential is still kept after signing out: %s", got)
+	if got := browsertest.Eval[string](b.Tab, `JSON.stringify({...sessionStorage})`); strings.Contains(got, "credential") {
+		b.T.Errorf("the credential is still kept after signing out: %s", got)
 	}
 }
 
@@ -39,30 +41,30 @@ func TestSignInMethods(t *testing.T) {
 
 	b := newBrowser(t, w, 1280, 900)
 	if !w.hasConsoleEndpoints() {
-		b.expect(`/api/console/stats`)
+		b.Expect(`/api/console/stats`)
 	}
 	b.open("/")
 	b.signInPage()
-	if !evalJS[bool](b, `[...document.querySelectorAll("button")].some(x => x.textContent.trim() === "Sign in with OIDC")`) {
+	if !browsertest.Eval[bool](b.Tab, `[...document.querySelectorAll("button")].some(x => x.textContent.trim() === "Sign in with OIDC")`) {
 		t.Fatal("OIDC is configured but the sign-in page offers no OIDC sign-in")
 	}
 
 	b.screenshot("signin")
 
 	// A wrong password is refused in words.
-	b.expect(`status of 401`)
+	b.Expect(`status of 401`)
 	b.setText("Email", "ops@example.com")
 	b.setText("Password", "wrong-password")
 	b.click("button", "Sign in")
-	b.until("the refusal", `document.querySelector(".note-error")`)
-	if msg := evalJS[string](b, `document.querySelector(".note-error").textContent`); !strings.Contains(msg, "Could not sign in") || !strings.Contains(msg, "401") {
+	b.Until("the refusal", `document.querySelector(".note-error")`)
+	if msg := browsertest.Eval[string](b.Tab, `document.querySelector(".note-error").textContent`); !strings.Contains(msg, "Could not sign in") || !strings.Contains(msg, "401") {
 		t.Errorf("the refusal reads %q", msg)
 	}
 
 	// Email and password, from the keyboard: type, Tab, type, Enter.
 	b.setText("Email", "")
 	b.setText("Password", "")
-	b.do(chromedp.Focus(byLabel("Email")), chromedp.KeyEvent("ops@example.com"), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("0ps-Admin!secret"), chromedp.KeyEvent(kb.Enter))
+	b.Do(chromedp.Focus(byLabel("Email")), chromedp.KeyEvent("ops@example.com"), chromedp.KeyEvent(kb.Tab), chromedp.KeyEvent("0ps-Admin!secret"), chromedp.KeyEvent(kb.Enter))
 	if got := b.role(); got != "Administrator" {
 		t.Fatalf("role after log-in %q, want Administrator", got)
 	}
@@ -91,13 +93,13 @@ func TestSignInMethods(t *testing.T) {
 	// A token the API does not know is refused in words.
 	b.setText("Access token", strings.Repeat("x", 64))
 	b.click("button", "Use access token")
-	b.until("the refusal", `document.querySelector(".note-error")`)
+	b.Until("the refusal", `document.querySelector(".note-error")`)
 
 	// OIDC: the provider's form, back to /oidc-callback, the code
 	// exchanged from the browser; alice is an AuthenticatedUser.
 	b.click("button", "Sign in with OIDC")
-	b.do(chromedp.WaitVisible(chromedp.ID("username")))
-	b.do(
+	b.Do(chromedp.WaitVisible(chromedp.ID("username")))
+	b.Do(
 		chromedp.SendKeys(chromedp.ID("username"), "alice"),
 		chromedp.SendKeys(chromedp.ID("password"), "Alice-123"),
 		chromedp.Click(chromedp.CSS(`button[name="login"]`)),
@@ -105,21 +107,21 @@ func TestSignInMethods(t *testing.T) {
 	if got := b.role(); got != "Signed-in user" {
 		t.Fatalf("role after OIDC sign-in %q, want Signed-in user", got)
 	}
-	if href := evalJS[string](b, `location.href`); strings.Contains(href, "code=") || strings.Contains(href, "oidc-callback") {
+	if href := browsertest.Eval[string](b.Tab, `location.href`); strings.Contains(href, "code=") || strings.Contains(href, "oidc-callback") {
 		t.Errorf("the address still holds the callback: %s", href)
 	}
-	if kept := evalJS[string](b, `JSON.stringify({...sessionStorage})`); !strings.Contains(kept, "Bearer ") {
+	if kept := browsertest.Eval[string](b.Tab, `JSON.stringify({...sessionStorage})`); !strings.Contains(kept, "Bearer ") {
 		t.Errorf("no bearer token kept in this tab: %s", kept)
 	}
 	if got, want := b.navItems(), []string{"Subscriptions", "Notifications"}; !slices.Equal(got, want) {
 		t.Errorf("a signed-in user's navigation is %v, want %v", got, want)
 	}
 	b.untilText("Your subscriptions.")
-	b.until("the list", `document.querySelector(".empty, table")`)
-	if evalJS[bool](b, `document.body.innerText.includes("other@example.com")`) {
+	b.Until("the list", `document.querySelector(".empty, table")`)
+	if browsertest.Eval[bool](b.Tab, `document.body.innerText.includes("other@example.com")`) {
 		t.Error("a signed-in user sees someone else's subscription")
 	}
-	if evalJS[bool](b, `[...document.querySelectorAll("button")].some(x => x.textContent.trim() === "Compose")`) {
+	if browsertest.Eval[bool](b.Tab, `[...document.querySelectorAll("button")].some(x => x.textContent.trim() === "Compose")`) {
 		t.Error("a signed-in user is offered to compose notifications")
 	}
 	// Their own subscription, made in the console, is theirs to see.
@@ -127,7 +129,7 @@ func TestSignInMethods(t *testing.T) {
 	b.setText("Record (JSON)", `{"serviceName": "news", "channel": "email", "userChannelId": "alice@example.com"}`)
 	b.click("button", "Create subscription")
 	b.untilText("Subscription created.")
-	if evalJS[string](b, `document.querySelector("#signed-in-as small").textContent`) == "signed in with OIDC" {
+	if browsertest.Eval[string](b.Tab, `document.querySelector("#signed-in-as small").textContent`) == "signed in with OIDC" {
 		// The provider's access token names no one (no email or
 		// preferred_username claim): the API's own-record rule has no
 		// name to match, so nothing is listed as the user's own.

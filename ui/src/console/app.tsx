@@ -5,6 +5,7 @@
 
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
+import { PageTitle } from "../shared/components";
 import { Link, match, useLocation } from "../shared/router";
 import { isAdmin, roleText, useConsole } from "./context";
 import { Administrators } from "./pages/administrators";
@@ -14,7 +15,6 @@ import { Dashboard } from "./pages/dashboard";
 import { Notifications } from "./pages/notifications";
 import { Subscriptions } from "./pages/subscriptions";
 import { settings } from "./settings";
-import { PageTitle } from "./ui";
 
 interface NavItem {
   href: string;

@@ -1,27 +1,9 @@
-// Pieces the console's pages share beyond ../shared: the page heading, a
-// JSON editor whose parse and API errors show in place, and formatting.
+// Pieces the console's pages share beyond ../shared: a JSON editor whose
+// parse and API errors show in place, and formatting.
 
 import type { ComponentChildren } from "preact";
-import { useEffect, useId } from "preact/hooks";
+import { useId } from "preact/hooks";
 import { ApiError } from "../shared/api";
-
-/** The page's heading, which also names the browser tab. */
-export function PageTitle({ title, lead, children }: { title: string; lead?: ComponentChildren; children?: ComponentChildren }) {
-  useEffect(() => {
-    document.title = `${title} · govkit notify`;
-  }, [title]);
-  return (
-    <header class="page-head">
-      <div>
-        <h1 id="page-title" tabIndex={-1}>
-          {title}
-        </h1>
-        {lead ? <p class="lead">{lead}</p> : null}
-      </div>
-      {children ? <div class="page-actions">{children}</div> : null}
-    </header>
-  );
-}
 
 /** Parses JSON text; the error says where it broke. */
 export function parseJSON(text: string): { value?: unknown; error?: string } {

@@ -48,11 +48,17 @@ export function Loading({ what = "Loading" }: { what?: string }) {
   );
 }
 
+/** The app's name: its page's <title> as served, read once at start. */
+const appName = document.title;
+
+/** Names the browser tab after the page shown: "Page · app". */
+export function setPageTitle(title: string) {
+  document.title = `${title} · ${appName}`;
+}
+
 /** The page's heading, which also names the browser tab. */
 export function PageTitle({ title, lead, children }: { title: string; lead?: ComponentChildren; children?: ComponentChildren }) {
-  useEffect(() => {
-    document.title = `${title} · govkit documents`;
-  }, [title]);
+  useEffect(() => setPageTitle(title), [title]);
   return (
     <header class="page-head">
       <div>

@@ -4,11 +4,11 @@
 // token sees only their own record, as the API decides.
 
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Button, ConfirmButton, CopyOnce, DataTable, ErrorNote, Section, Status, TextField } from "../../shared/components";
+import { Button, ConfirmButton, CopyOnce, DataTable, ErrorNote, PageTitle, Section, Status, TextField } from "../../shared/components";
 import { useAction, useLoad } from "../../shared/hooks";
 import { useConsole } from "../context";
 import { ListStatus, Paging, usePage, type ListState } from "../records";
-import { PageTitle, when } from "../ui";
+import { when } from "../ui";
 
 interface Administrator {
   id: string;

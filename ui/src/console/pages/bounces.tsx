@@ -2,10 +2,10 @@
 // bounce messages.
 
 import { useState } from "preact/hooks";
-import { Badge, Button, DataTable, SelectField, TextField } from "../../shared/components";
+import { Badge, Button, DataTable, PageTitle, SelectField, TextField } from "../../shared/components";
 import { useConsole } from "../context";
 import { buildWhere, ListStatus, Paging, usePage, type ListState } from "../records";
-import { num, PageTitle, pretty, when } from "../ui";
+import { num, pretty, when } from "../ui";
 
 interface Bounce {
   id: string;

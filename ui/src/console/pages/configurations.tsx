@@ -5,11 +5,11 @@
 // value.rss, which the cron polls).
 
 import { useState } from "preact/hooks";
-import { Button, ConfirmButton, DataTable, SelectField, TextField } from "../../shared/components";
+import { Button, ConfirmButton, DataTable, PageTitle, SelectField, TextField } from "../../shared/components";
 import { useAction } from "../../shared/hooks";
 import { useConsole } from "../context";
 import { buildWhere, ListStatus, Paging, RecordEditor, usePage, type ListState } from "../records";
-import { editable, PageTitle, when } from "../ui";
+import { editable, when } from "../ui";
 
 interface Configuration {
   id: string;

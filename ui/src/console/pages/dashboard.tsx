@@ -3,10 +3,10 @@
 // throughput and failures, the queue and its throttles, bounces.
 
 import { useEffect } from "preact/hooks";
-import { Badge, Button, DataTable, ErrorNote, Loading, Section } from "../../shared/components";
+import { Badge, Button, DataTable, ErrorNote, Loading, PageTitle, Section } from "../../shared/components";
 import { useLoad } from "../../shared/hooks";
 import { useConsole } from "../context";
-import { num, PageTitle, when } from "../ui";
+import { num, when } from "../ui";
 
 interface Stats {
   subscriptions: { serviceName: string; channel: string; state: string; count: number }[];

@@ -5,11 +5,11 @@
 // GET /notifications/{id} (dispatch.counts) until it is done.
 
 import { useEffect, useId, useRef, useState } from "preact/hooks";
-import { Badge, Button, DataTable, ErrorNote, SelectField, Status, TextAreaField, TextField } from "../../shared/components";
+import { Badge, Button, DataTable, ErrorNote, PageTitle, SelectField, Status, TextAreaField, TextField } from "../../shared/components";
 import { useAction, useLoad } from "../../shared/hooks";
 import { isAdmin, useConsole } from "../context";
 import { buildWhere, ListStatus, Paging, usePage, type ListState } from "../records";
-import { JsonEditor, num, PageTitle, parseJSON, pretty, when } from "../ui";
+import { JsonEditor, num, parseJSON, pretty, when } from "../ui";
 import { stateTone } from "./dashboard";
 import type { Subscription } from "./subscriptions";
 

@@ -1,7 +1,7 @@
 // The sign-in page: the ways the API accepts, one form each.
 
 import { useEffect, useRef, useState } from "preact/hooks";
-import { Button, ErrorNote, Status, TextField } from "../../shared/components";
+import { Button, ErrorNote, setPageTitle, Status, TextField } from "../../shared/components";
 import { startOIDC, type Credential } from "../auth";
 import type { Client } from "../client";
 import { oidcEnabled } from "../settings";
@@ -14,7 +14,7 @@ export function SignIn({ client, problem, notice, onSignedIn }: { client: Client
   const [busy, setBusy] = useState<"" | "login" | "token" | "oidc">("");
   const heading = useRef<HTMLHeadingElement>(null);
   useEffect(() => {
-    document.title = "Sign in · govkit notify";
+    setPageTitle("Sign in");
     heading.current?.focus();
   }, []);
   useEffect(() => setError(problem), [problem]);

@@ -3,11 +3,11 @@
 // change only their own, as the API decides.
 
 import { useState } from "preact/hooks";
-import { Badge, Button, ConfirmButton, DataTable, SelectField, TextAreaField, TextField } from "../../shared/components";
+import { Badge, Button, ConfirmButton, DataTable, PageTitle, SelectField, TextAreaField, TextField } from "../../shared/components";
 import { useAction } from "../../shared/hooks";
 import { isAdmin, useConsole } from "../context";
 import { buildWhere, ListStatus, Paging, RecordEditor, usePage, type ListState } from "../records";
-import { editable, PageTitle, when } from "../ui";
+import { editable, when } from "../ui";
 import { stateTone } from "./dashboard";
 
 export interface Subscription {

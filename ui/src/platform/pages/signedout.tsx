@@ -1,4 +1,5 @@
 import { useEffect } from "preact/hooks";
+import { setPageTitle } from "../../shared/components";
 
 export type SignedOutReason = "ended" | "callback_failed";
 
@@ -31,7 +32,7 @@ export function takeReturnPath(): string {
  * nothing of any person, also after a session ended in this page. */
 export function SignedOut({ reason }: { reason?: SignedOutReason }) {
   useEffect(() => {
-    document.title = "Sign in · govkit documents";
+    setPageTitle("Sign in");
   }, []);
   return (
     <div class="signed-out">
