@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"strconv"
 	"strings"
 	"testing"
@@ -9,26 +8,19 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/govkit/govkit/internal/testsvc"
+	"github.com/govkit/govkit/internal/browsertest"
 	"github.com/govkit/govkit/notify/httpapi/apitest"
 )
 
 // TestExplorerInBrowser loads the explorer page in Chromium: it lists the
 // operations of the document and sends a request from the page, under the
-// page's Content Security Policy.
+// page's Content Security Policy, with no violation and no console error
+// (internal/browsertest fails the test on any).
 func TestExplorerInBrowser(t *testing.T) {
-	chrome := testsvc.RequireChromium(t)
+	b := browsertest.New(t, browsertest.Options{Width: 1280, Height: 900})
+	ctx := b.Ctx
 	e := apitest.Start(t, apitest.Options{})
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chrome), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true), chromedp.Flag("disable-dev-shm-usage", true))
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(e.URL+"/api/explorer")); err != nil {
-		t.Fatal(err)
-	}
+	b.Do(chromedp.Navigate(e.URL + "/api/explorer"))
 	poll := func(what, expr string, ok func(string) bool) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
