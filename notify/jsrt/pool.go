@@ -426,14 +426,28 @@ func (v *vm) call(ctx context.Context, src int, path []seg, where, file string, 
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
+	// The interrupts run on goroutines of their own. One that has started
+	// is waited for before the call returns, so that it cannot land after
+	// the deferred ClearInterrupt and stop the runtime's next call.
+	timedOut, stopped := make(chan struct{}), make(chan struct{})
 	timer := time.AfterFunc(timeout, func() {
 		v.rt.Interrupt(fmt.Sprintf("call did not finish within %s", timeout))
+		close(timedOut)
 	})
-	defer timer.Stop()
+	defer func() {
+		if !timer.Stop() {
+			<-timedOut
+		}
+	}()
 	stop := context.AfterFunc(ctx, func() {
 		v.rt.Interrupt(fmt.Sprintf("call stopped: %v", ctx.Err()))
+		close(stopped)
 	})
-	defer stop()
+	defer func() {
+		if !stop() {
+			<-stopped
+		}
+	}()
 	out, err := fn(this, jsArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", where, runtimeError(file, err))
