@@ -37,8 +37,16 @@ func BenchmarkScale(b *testing.B) {
 		}
 	}
 	for _, n := range scales {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) { benchScale(b, n) })
+		b.Run(scaleName(n), func(b *testing.B) { benchScale(b, n) })
 	}
+}
+
+// scaleName names a size as 1k, 100k; a name with "=" is no database name.
+func scaleName(n int) string {
+	if n%1000 == 0 {
+		return fmt.Sprintf("%dk", n/1000)
+	}
+	return fmt.Sprint(n)
 }
 
 const scaleUserSubs = 5
