@@ -69,6 +69,11 @@ type AppOptions struct {
 	// the queue's Redis, shared by every node (in this process's memory on
 	// the embedded queue, where there is one node).
 	Attempts ratelimit.Store
+	// Embedded is the embedded store StoreURI points at when the caller
+	// started it (tests share one): the app reads its files for the
+	// lookups FerretDB would answer by scanning, as it does with an
+	// embedded store of its own (see mongostore.Store.SetFieldIndex).
+	Embedded *embeddedmongo.Server
 }
 
 // App is an assembled service: storage, senders, domain services and the
@@ -91,6 +96,7 @@ type App struct {
 	Warnings []string
 
 	embedded   *embeddedmongo.Server
+	lookup     *embeddedmongo.Lookup
 	ownChannel bool
 	cron       *cron.Service
 	// attempts is the in-process counter store made when
@@ -135,14 +141,27 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	if err != nil {
 		return nil, err
 	}
+	embedded := app.embedded
+	if embedded == nil {
+		embedded = o.Embedded
+	}
+	if embedded != nil {
+		// nil in memory: no file to read, every query goes to FerretDB
+		if app.lookup = embedded.Lookup(app.Store.Database()); app.lookup != nil {
+			app.Store.SetFieldIndex(app.lookup)
+		}
+	}
 	if o.Role.RunsCron() {
 		if _, err := app.Store.EnsureIndexes(ctx); err != nil {
 			return nil, err
 		}
-		if app.embedded != nil {
-			if err := app.embedded.IndexIDs(ctx, app.Store.Database()); err != nil {
+		if embedded != nil {
+			if err := embedded.IndexIDs(ctx, app.Store.Database()); err != nil {
 				return nil, err
 			}
+		}
+		if err := app.Store.EnsureFieldIndexes(ctx); err != nil {
+			return nil, err
 		}
 	}
 	if err := app.openQueue(ctx, cfg, log); err != nil {
@@ -247,6 +266,9 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	if a.Store != nil {
 		errs = append(errs, a.Store.Close(ctx))
+	}
+	if a.lookup != nil {
+		errs = append(errs, a.lookup.Close())
 	}
 	if a.embedded != nil {
 		errs = append(errs, a.embedded.Stop(ctx))

@@ -2,6 +2,7 @@ package mongostore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -267,6 +268,12 @@ func (c *Collection[T, P]) Find(ctx context.Context, q Query) ([]P, error) {
 	if len(proj) > 0 {
 		opts.SetProjection(proj)
 	}
+	if c.useLookup(filter) {
+		recs, err := c.findByLookup(ctx, filter, sort, q.Skip, q.Limit, proj)
+		if !errors.Is(err, errNoPlan) {
+			return recs, err
+		}
+	}
 	cur, err := c.c.Find(ctx, filter, opts)
 	if err != nil {
 		return nil, fmt.Errorf("mongostore: find %s: %w", c.schema.name, mapErr(err))
@@ -291,6 +298,12 @@ func (c *Collection[T, P]) Count(ctx context.Context, filter any) (int64, error)
 	f, err := c.schema.castFilter(filter)
 	if err != nil {
 		return 0, err
+	}
+	if c.useLookup(f) {
+		n, err := c.countByLookup(ctx, f)
+		if !errors.Is(err, errNoPlan) {
+			return n, err
+		}
 	}
 	n, err := c.c.CountDocuments(ctx, f)
 	if err != nil {
@@ -333,6 +346,12 @@ func (c *Collection[T, P]) UpdateMany(ctx context.Context, filter, update any) (
 	u, err := c.castUpdate(update)
 	if err != nil {
 		return 0, err
+	}
+	if c.useLookup(f) {
+		n, err := c.updateByLookup(ctx, f, u)
+		if !errors.Is(err, errNoPlan) {
+			return n, err
+		}
 	}
 	res, err := c.c.UpdateMany(ctx, f, u)
 	if err != nil {

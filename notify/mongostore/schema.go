@@ -32,6 +32,9 @@ type schema struct {
 	// unless the null is stored. On the embedded store these fields are
 	// therefore written as null and read back as missing.
 	nullWhenMissing []string
+	// lookups are the fields a FieldIndex answers equality on (see
+	// Store.SetFieldIndex).
+	lookups []lookupField
 }
 
 var baseDates = map[string]bool{"created": true, "updated": true}
@@ -52,6 +55,10 @@ var (
 	subscriptionSchema = &schema{
 		name:  notify.CollSubscription,
 		dates: baseDates,
+		// a user's list (userId); duplicate detection, verify with
+		// replace and unsubscribe from additional services (the address,
+		// matched ignoring case)
+		lookups: []lookupField{{name: "userId"}, {name: "userChannelId", fold: true}},
 		indexes: []indexSpec{
 			textIndex,
 			{Name: "serviceName_state_channel", Keys: bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}, {Key: "channel", Value: 1}}},

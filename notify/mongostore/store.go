@@ -80,6 +80,9 @@ type Store struct {
 	// batch lookups are better made as point reads.
 	idOnlyQueries bool
 	listLimit     int
+	// fieldIndex answers lookups the server would scan for (the
+	// embedded store); nil: none.
+	fieldIndex FieldIndex
 }
 
 // Open connects to uri and checks the server answers. It does not create

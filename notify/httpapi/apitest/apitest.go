@@ -197,6 +197,7 @@ func Start(t testing.TB, o Options) *Env {
 		// the key pair is made once per test binary (below), not per test
 		RSABits:  -1,
 		Attempts: o.Attempts,
+		Embedded: shared.srv,
 	})
 	if err != nil {
 		t.Fatalf("open app: %v", err)
