@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 
@@ -73,6 +74,9 @@ func benchScale(b *testing.B, n int) {
 	e := apitest.Start(b, apitest.Options{Config: []map[string]any{{
 		"subscription": map[string]any{"detectDuplicatedSubscription": true},
 	}}})
+	// a scan of 100k documents on a busy machine can outlast the
+	// client's usual 30 seconds
+	e.Client.Timeout = 10 * time.Minute
 	subs := e.Store.Subscriptions()
 	batch := make([]*notify.Subscription, 0, 1000)
 	for i := range n {
