@@ -12,7 +12,9 @@
 // scans the collection and filters in Go — and even _id equality is a scan
 // of the table unless [Server.IndexIDs] has run (FerretDB's query and its
 // _id index spell the JSON path differently, so SQLite never matches
-// them); a unique index does not see a
+// them), and the equality lookups on other fields that the notification
+// service needs are answered from SQLite indexes of ours through
+// [Lookup]; a unique index does not see a
 // missing field as null (an explicit null it does); an insert batch that
 // hits a unique index is retried one document at a time; a refused update
 // reports SQLite's "UNIQUE constraint failed" as an InternalError rather

@@ -17,6 +17,12 @@
 // change streams or distinct, and transactions only where the server has
 // them ([Store.WithTransaction] runs the function plainly otherwise).
 //
+// On the embedded store, queries on a subscription's userId or address,
+// or on _id with other conditions, which FerretDB v1 would answer by
+// reading the whole collection, are answered from candidates a
+// [FieldIndex] finds (see [Store.SetFieldIndex]), with FerretDB's own
+// verdict on each.
+//
 // Each collection is a [Collection] of its notify record type, with CRUD by
 // filter document (as the API's filter parser produces them) and by id. An
 // unknown or malformed id is [notify.ErrNotFound]; a unique index
