@@ -48,6 +48,7 @@ type Lookup struct {
 
 	mu     sync.Mutex
 	tables map[string]string // collection name -> SQLite table
+	seen   sync.Map          // names of indexes known to exist
 }
 
 // Lookup returns the lookup of database db; nil in memory (there is no
@@ -192,9 +193,10 @@ func (l *Lookup) Index(ctx context.Context, coll, field string, fold bool) error
 // top-level field may equal value (ignoring case when fold: value must
 // then be a key from [FoldKey]), in the collection's natural order (the
 // order FerretDB reads it in); ObjectIds as bson.ObjectID, strings as
-// string. ok is false when it cannot answer: no table or index to read, or
-// a candidate whose _id is neither an ObjectId nor a string.
-func (l *Lookup) Candidates(ctx context.Context, coll, field string, fold bool, value string) (ids []any, ok bool, err error) {
+// string. ok is false when it cannot answer: no table or index to read,
+// more than limit candidates (0: no limit), or a candidate whose _id is
+// neither an ObjectId nor a string.
+func (l *Lookup) Candidates(ctx context.Context, coll, field string, fold bool, value string, limit int) (ids []any, ok bool, err error) {
 	if l == nil || !validField(field) {
 		return nil, false, nil
 	}
@@ -217,7 +219,13 @@ func (l *Lookup) Candidates(ctx context.Context, coll, field string, fold bool, 
 		}
 		q := fmt.Sprintf(`SELECT _ferretdb_sjson->>'$._id', _ferretdb_sjson->>'$."$s".p._id.t' FROM %q WHERE %s = ? OR %s = 'array' ORDER BY rowid`,
 			t, valueExpr(field, fold), typeExpr(field))
+		if limit > 0 {
+			q += fmt.Sprintf(` LIMIT %d`, limit+1)
+		}
 		ids, ok, err = l.query(ctx, db, q, value)
+		if ok && limit > 0 && len(ids) > limit {
+			return nil, false, nil
+		}
 		if err != nil && attempt == 0 && strings.Contains(err.Error(), "no such table") {
 			continue // the collection was dropped and made again
 		}
@@ -230,10 +238,20 @@ func (l *Lookup) indexed(ctx context.Context, db *sql.DB, table, field string, f
 	if fold {
 		kind = "fold"
 	}
+	name := table + "_govkit_" + kind + "_" + field
+	if _, ok := l.seen.Load(name); ok {
+		// A collection dropped and made again loses them; the query is
+		// still right then, only slower, until the next start indexes it.
+		return true
+	}
 	var n int
 	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name IN (?, ?)`,
-		table, table+"_govkit_"+kind+"_"+field, table+"_govkit_type_"+field).Scan(&n)
-	return err == nil && n == 2
+		table, name, table+"_govkit_type_"+field).Scan(&n)
+	if err == nil && n == 2 {
+		l.seen.Store(name, true)
+		return true
+	}
+	return false
 }
 
 func (l *Lookup) query(ctx context.Context, db *sql.DB, q, value string) ([]any, bool, error) {

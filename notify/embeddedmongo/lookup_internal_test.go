@@ -48,7 +48,7 @@ func TestLookupCandidates(t *testing.T) {
 	}
 	l := srv.Lookup("db")
 	defer l.Close()
-	if _, ok, err := l.Candidates(ctx, "things", "owner", false, "ann"); ok || err != nil {
+	if _, ok, err := l.Candidates(ctx, "things", "owner", false, "ann", 0); ok || err != nil {
 		t.Fatalf("answered without its index: %v %v", ok, err)
 	}
 	for _, fold := range []bool{false, true} {
@@ -56,7 +56,7 @@ func TestLookupCandidates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ids, ok, err := l.Candidates(ctx, "things", "owner", false, "ann")
+	ids, ok, err := l.Candidates(ctx, "things", "owner", false, "ann", 0)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
@@ -64,7 +64,7 @@ func TestLookupCandidates(t *testing.T) {
 		t.Errorf("exact: %s, want %s", got, want)
 	}
 	key, _ := l.FoldKey("ANN")
-	ids, _, _ = l.Candidates(ctx, "things", "owner", true, key)
+	ids, _, _ = l.Candidates(ctx, "things", "owner", true, key, 0)
 	if got, want := fmt.Sprint(ids), fmt.Sprint([]any{"s1", oid, "s2", "s3"}); got != want {
 		t.Errorf("folded: %s, want %s", got, want)
 	}
@@ -74,7 +74,10 @@ func TestLookupCandidates(t *testing.T) {
 	if k, ok := l.FoldKey("\u212aate\u017f"); !ok || k != "kates" {
 		t.Errorf("FoldKey: %q %v", k, ok)
 	}
-	if _, ok, _ := l.Candidates(ctx, "missing", "owner", false, "ann"); ok {
+	if _, ok, _ := l.Candidates(ctx, "things", "owner", false, "ann", 2); ok {
+		t.Error("answered with more candidates than its limit")
+	}
+	if _, ok, _ := l.Candidates(ctx, "missing", "owner", false, "ann", 0); ok {
 		t.Error("answered for a collection without a table")
 	}
 	mem, err := Start(ctx, Config{})
@@ -98,7 +101,7 @@ func TestLookupCandidates(t *testing.T) {
 	}
 	for _, fold := range []bool{false, true} {
 		q := fmt.Sprintf(`EXPLAIN QUERY PLAN SELECT _ferretdb_sjson->>'$._id' FROM %q WHERE %s = ? OR %s = 'array' ORDER BY rowid`, table, valueExpr("owner", fold), typeExpr("owner"))
-		rows, err := db.QueryContext(ctx, q, "ann")
+		rows, err := db.QueryContext(ctx, q, "ann", 0)
 		if err != nil {
 			t.Fatal(err)
 		}

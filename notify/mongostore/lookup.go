@@ -25,8 +25,8 @@ type FieldIndex interface {
 	// Candidates returns, in the collection's natural order, the _id of
 	// every document whose top-level field may equal value (with fold,
 	// ignoring case; value is then a key from FoldKey): a superset. ok
-	// is false when it cannot answer.
-	Candidates(ctx context.Context, coll, field string, fold bool, value string) (ids []any, ok bool, err error)
+	// is false when it cannot answer, or finds more than limit.
+	Candidates(ctx context.Context, coll, field string, fold bool, value string, limit int) (ids []any, ok bool, err error)
 	// FoldKey is the key of s for a case-folded lookup, or false when
 	// the index cannot answer for s.
 	FoldKey(s string) (string, bool)
@@ -100,11 +100,11 @@ func (c *Collection[T, P]) candidates(ctx context.Context, filter bson.D) ([]any
 		return ids, nil
 	}
 	for _, t := range c.terms(filter) {
-		ids, ok, err := c.s.fieldIndex.Candidates(ctx, c.schema.name, t.field.name, t.field.fold, t.value)
+		ids, ok, err := c.s.fieldIndex.Candidates(ctx, c.schema.name, t.field.name, t.field.fold, t.value, maxCandidates)
 		if err != nil {
 			return nil, err
 		}
-		if ok && len(ids) <= maxCandidates {
+		if ok {
 			return ids, nil
 		}
 	}
