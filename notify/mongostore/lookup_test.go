@@ -3,6 +3,7 @@ package mongostore_test
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"sync"
 	"testing"
@@ -333,4 +334,116 @@ func TestLookupUnderConcurrentWrites(t *testing.T) {
 			t.Errorf("user%d: lookup %d records %v, scan %d records %v", u, len(got), ids(got), len(want), ids(want))
 		}
 	}
+}
+
+// TestLookupAnswersAsTheScanRandomly compares the two paths on many
+// generated queries: a user or an address with random further
+// conditions, sorts, skips, limits and projections (fixed seed, so a
+// failure repeats).
+func TestLookupAnswersAsTheScanRandomly(t *testing.T) {
+	ctx := context.Background()
+	fast := indexedStore(t)
+	docs := oddSubscriptions()
+	for i := range 60 {
+		d := bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "serviceName", Value: fmt.Sprintf("svc%d", i%4)},
+			{Key: "channel", Value: []string{"email", "sms"}[i%2]}, {Key: "state", Value: []string{"confirmed", "unconfirmed", "deleted"}[i%3]},
+			{Key: "userId", Value: []string{"alice", "bob", "carol"}[i%3]}, {Key: "userChannelId", Value: []string{"kate@example.org", "KATE@example.org", "sam@example.org"}[i%3]},
+			{Key: "created", Value: time.Date(2026, 1, 1, 0, 0, i%5, 0, time.UTC)}}
+		if i%7 == 0 {
+			d = append(d, bson.E{Key: "data", Value: bson.D{{Key: "city", Value: fmt.Sprintf("c%d", i%3)}}})
+		}
+		docs = append(docs, d)
+	}
+	if _, err := rawSubscriptions(t, fast.Database()).InsertMany(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	scan := plainStore(t, fast.Database())
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(xs ...any) any { return xs[rng.IntN(len(xs))] }
+	extras := []func() bson.E{
+		func() bson.E {
+			return bson.E{Key: "state", Value: bson.D{{Key: "$ne", Value: pick("deleted", "confirmed")}}}
+		},
+		func() bson.E {
+			return bson.E{Key: "serviceName", Value: bson.D{{Key: "$in", Value: bson.A{pick("svc0", "svc1"), "svc3"}}}}
+		},
+		func() bson.E {
+			return bson.E{Key: "data.city", Value: bson.D{{Key: "$exists", Value: pick(true, false)}}}
+		},
+		func() bson.E { return bson.E{Key: "channel", Value: pick("email", "sms")} },
+		func() bson.E {
+			return bson.E{Key: "created", Value: bson.D{{Key: pick("$gt", "$lte").(string), Value: time.Date(2026, 1, 1, 0, 0, 2, 0, time.UTC)}}}
+		},
+		func() bson.E {
+			return bson.E{Key: "$or", Value: bson.A{bson.D{{Key: "serviceName", Value: "svc2"}}, bson.D{{Key: "state", Value: "unconfirmed"}}}}
+		},
+		func() bson.E {
+			return bson.E{Key: "userChannelId", Value: bson.D{{Key: "$regex", Value: "example"}}}
+		},
+	}
+	sortKeys := []string{"created", "serviceName", "state", "userChannelId", "userId", "data.city", "channel"}
+	before := mongostore.LookupsAnswered()
+	for i := range 150 {
+		var f bson.D
+		switch rng.IntN(3) {
+		case 0:
+			f = bson.D{{Key: "userId", Value: pick("alice", "bob", "carol", "Alice")}}
+		case 1:
+			f = bson.D{{Key: "userChannelId", Value: bson.D{{Key: "$regex", Value: pick("^kate@example\\.org$", "^SAM@EXAMPLE\\.ORG$")}, {Key: "$options", Value: "i"}}}}
+		default:
+			f = bson.D{{Key: "userChannelId", Value: pick("kate@example.org", "KATE@example.org")}}
+		}
+		for range rng.IntN(3) {
+			// (a key twice in one filter makes FerretDB drop the connection)
+			if e := extras[rng.IntN(len(extras))](); !hasDuplicateKey(append(f[:len(f):len(f)], e)) {
+				f = append(f, e)
+			}
+		}
+		if rng.IntN(3) == 0 {
+			f = bson.D{{Key: "$and", Value: bson.A{f, bson.D{{Key: "state", Value: bson.D{{Key: "$ne", Value: "deleted"}}}}}}}
+		}
+		q := mongostore.Query{Filter: f}
+		for range rng.IntN(3) {
+			q.Sort = append(asD(q.Sort), bson.E{Key: sortKeys[rng.IntN(len(sortKeys))], Value: pick(1, -1)})
+		}
+		if q.Sort != nil && hasDuplicateKey(asD(q.Sort)) {
+			q.Sort = nil
+		}
+		if rng.IntN(3) == 0 {
+			q.Skip = int64(rng.IntN(4))
+		}
+		if rng.IntN(2) == 0 {
+			q.Limit = int64(1 + rng.IntN(10))
+		}
+		if rng.IntN(3) == 0 {
+			q.Projection = pick(bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}}, bson.D{{Key: "userChannelId", Value: 0}})
+		}
+		want, werr := scan.Subscriptions().Find(ctx, q)
+		got, gerr := fast.Subscriptions().Find(ctx, q)
+		if (werr != nil) != (gerr != nil) {
+			t.Fatalf("query %d %v: scan error %v, lookup error %v", i, q, werr, gerr)
+		}
+		if !reflect.DeepEqual(fieldsOf(got), fieldsOf(want)) {
+			t.Errorf("query %d %v:\nlookup %v\nscan   %v", i, q, ids(got), ids(want))
+		}
+	}
+	if n := mongostore.LookupsAnswered() - before; n < 100 {
+		t.Errorf("the field index answered only %d of 150 queries", n)
+	}
+}
+
+func asD(v any) bson.D {
+	d, _ := v.(bson.D)
+	return d
+}
+
+func hasDuplicateKey(d bson.D) bool {
+	seen := map[string]bool{}
+	for _, e := range d {
+		if seen[e.Key] {
+			return true
+		}
+		seen[e.Key] = true
+	}
+	return false
 }
