@@ -32,6 +32,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/govkit/govkit/docplatform"
@@ -104,6 +105,7 @@ type Server struct {
 	routes         []Route
 	loginAEAD      cipher.AEAD
 	apiKeyMAC      []byte
+	apiKeyHMACs    sync.Pool // of hash.Hash keyed with apiKeyMAC
 	csrfKey        []byte
 	failures       ratelimit.Failures
 	uses           *useRecorder
@@ -326,11 +328,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		st.status = http.StatusOK
 	}
 	// Path only: query strings carry codes, states and hints.
-	attrs := []slog.Attr{
+	// Room for the optional two: one allocation, not a second on append.
+	attrs := append(make([]slog.Attr, 0, 8),
 		slog.String("method", r.Method), slog.String("path", r.URL.Path),
 		slog.Int("status", st.status), slog.Duration("duration", time.Since(start)),
 		slog.String("ip", st.ip), slog.String("auth", st.cred.String()),
-	}
+	)
 	if st.resolved && st.identity.UserID != "" {
 		attrs = append(attrs, slog.String("user", st.identity.UserID))
 	}
