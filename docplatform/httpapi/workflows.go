@@ -76,7 +76,11 @@ func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request, rs Resour
 	for i, wf := range wfs {
 		out[i] = viewWorkflow(wf, nil)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"workflows": out})
+	// A struct, not map[string]any: the same body without a map to build
+	// and sort on every listing.
+	writeJSON(w, http.StatusOK, struct {
+		Workflows []workflowView `json:"workflows"`
+	}{out})
 }
 
 // createWorkflow: POST /api/workflows {"groupId", "name", "description"?,
