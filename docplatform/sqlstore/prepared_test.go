@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/govkit/govkit/docplatform"
+	"github.com/govkit/govkit/internal/testsvc"
 )
 
 // The request path's SQLite reads run without their context's
@@ -58,5 +60,44 @@ func TestSQLiteReadsIgnoreCancelButNotDeadlines(t *testing.T) {
 	defer dcancel()
 	if _, err := s.Access(dctx, u.ID); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Access past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+}
+
+// The PostgreSQL pool keeps what it opened: requests that come in bursts
+// reuse connections instead of closing one when they finish and opening
+// another (a new backend each time) on the next burst.
+func TestPostgresPoolKeepsItsConnections(t *testing.T) {
+	s := openT(t, testsvc.RequirePostgres(t))
+	u := mkUser(t, s)
+	for range 5 {
+		var wg sync.WaitGroup
+		for range postgresConns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				// Hold a connection while the others take theirs, so the
+				// burst opens as many as the pool allows.
+				tx, err := s.r.BeginTx(context.Background(), nil)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer tx.Rollback()
+				if _, err := tx.ExecContext(context.Background(), "SELECT pg_sleep(0.05)"); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		if _, err := s.Access(context.Background(), u.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.r.Stats()
+	if st.MaxIdleClosed != 0 {
+		t.Fatalf("the pool closed %d connections for being idle beyond its bound (open %d, idle %d)", st.MaxIdleClosed, st.OpenConnections, st.Idle)
+	}
+	if st.OpenConnections < 2 {
+		t.Fatalf("the bursts opened %d connections, want several", st.OpenConnections)
 	}
 }
