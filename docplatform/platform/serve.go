@@ -75,13 +75,11 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 // serve` when the environment sets neither GOGC nor GOMEMLIMIT. The
 // platform's live heap is small (a few MiB: keys, caches, prepared
 // statements), so at Go's default of 100 a busy process collects dozens of
-// times a second, and each collection's fixed work (stacks, globals, the
-// marking of the same live heap again) made it the largest single cost of
-// a request after the database read: under the load harness, 20-25 % of
-// an authenticated GET's CPU. At 400 the heap may grow to five times the
-// live data before a collection — a few tens of MiB more resident memory
-// — and that cost falls by about three quarters (BENCHMARKS.md, "After (P9
-// end to end)"). An operator's GOGC or GOMEMLIMIT wins.
+// times a second, each time marking the same live heap again and paying
+// the assists and write barriers that come with it. Under the load harness,
+// 400 cut an authenticated GET's CPU by 13-26 % for a few tens of MiB
+// more resident memory (BENCHMARKS.md, "After (P9 end to end)"). An
+// operator's GOGC or GOMEMLIMIT wins.
 const DefaultGCPercent = 400
 
 // tuneGC applies DefaultGCPercent unless the environment tunes the

@@ -128,8 +128,8 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 	// that returns a connection while more than the idle bound are free
 	// closes it, and the next busy moment opens another — a PostgreSQL
 	// backend forked, authenticated and its statements prepared again, per
-	// request under load (the load harness saw hundreds of new backends a
-	// second at 32 clients with 10 of 20). Idle ones still go after
+	// request under load (the load harness saw over a hundred new backends
+	// a second at 32 clients with 10 of 20). Idle ones still go after
 	// ConnMaxIdleTime.
 	db.SetMaxOpenConns(postgresConns)
 	db.SetMaxIdleConns(postgresConns)
