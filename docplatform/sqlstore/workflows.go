@@ -10,6 +10,13 @@ import (
 
 const workflowCols = `w.id, w.group_id, w.name, w.description, w.latest_version, w.created_by, w.created_at, w.updated_at`
 
+const (
+	listWorkflowsOrder = ` ORDER BY lower(w.name), w.id`
+	// listWorkflowsOne is ListWorkflows' text for one group, the same as
+	// the general form with one placeholder.
+	listWorkflowsOne = `SELECT ` + workflowCols + ` FROM workflows w WHERE w.group_id IN ($1)` + listWorkflowsOrder
+)
+
 func scanWorkflow(row interface{ Scan(...any) error }) (docplatform.Workflow, error) {
 	var w docplatform.Workflow
 	err := row.Scan(&w.ID, &w.GroupID, &w.Name, &w.Description, &w.Latest, &w.CreatedBy, timeCol{&w.CreatedAt}, timeCol{&w.UpdatedAt})
@@ -63,18 +70,23 @@ func (s *Store) ListWorkflows(ctx context.Context, groupIDs []string, all bool) 
 	if !all && len(groupIDs) == 0 {
 		return out, nil
 	}
-	q := `SELECT ` + workflowCols + ` FROM workflows w`
-	args := make([]any, len(groupIDs))
-	for i, g := range groupIDs {
-		args[i] = g
+	var q string
+	var args []any
+	switch {
+	case all:
+		q = `SELECT ` + workflowCols + ` FROM workflows w WHERE ` + liveGroupOf("w") + listWorkflowsOrder
+	case len(groupIDs) == 1:
+		// An API key's read (one group): the text is a constant, not
+		// built again on every request.
+		q, args = listWorkflowsOne, []any{groupIDs[0]}
+	default:
+		args = make([]any, len(groupIDs))
+		for i, g := range groupIDs {
+			args[i] = g
+		}
+		q = `SELECT ` + workflowCols + ` FROM workflows w WHERE w.group_id IN (` + placeholders(1, len(groupIDs)) + `)` + listWorkflowsOrder
 	}
-	if !all {
-		q += ` WHERE w.group_id IN (` + placeholders(1, len(groupIDs)) + `)`
-	} else {
-		args = nil
-		q += ` WHERE ` + liveGroupOf("w")
-	}
-	rows, err := s.query(ctx, q+` ORDER BY lower(w.name), w.id`, args...)
+	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return nil, dbErr(what, err)
 	}
