@@ -44,8 +44,10 @@ func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 			}
 			h := w.Header()
 			h["X-Ratelimit-Limit"] = limit
-			h["X-Ratelimit-Remaining"] = []string{strconv.Itoa(d.Remaining)}
-			h["X-Ratelimit-Reset"] = []string{seconds(d.ResetIn)}
+			// The values' slices live in the request state: no allocation.
+			st.rlRemaining[0], st.rlReset[0] = strconv.Itoa(d.Remaining), seconds(d.ResetIn)
+			h["X-Ratelimit-Remaining"] = st.rlRemaining[:]
+			h["X-Ratelimit-Reset"] = st.rlReset[:]
 			if !d.Allowed {
 				h["Retry-After"] = h["X-Ratelimit-Reset"]
 				httperr.Write(w, http.StatusTooManyRequests, "ThrottlerException: Too Many Requests")

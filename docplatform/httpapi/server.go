@@ -20,6 +20,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
@@ -251,8 +252,11 @@ func (c credential) String() string {
 	return [...]string{"none", "cookie", "bearer", "api-key"}[c]
 }
 
-// reqState travels with a request through the chain.
+// reqState travels with a request through the chain. It is also the
+// request's context: it wraps the server's and answers Value(stateKey{})
+// itself, so attaching it costs no context.WithValue allocation.
 type reqState struct {
+	context.Context
 	route    *Route
 	ip       string
 	cred     credential
@@ -274,6 +278,18 @@ type reqState struct {
 	accessCookie string
 	// sw is the request's response writer, allocated with the state.
 	sw statusWriter
+	// rlRemaining and rlReset back check 1's X-RateLimit-Remaining and
+	// -Reset header values, so they cost no slice allocation of their own.
+	rlRemaining, rlReset [1]string
+}
+
+// Value answers for the request state, and asks the wrapped context for
+// anything else.
+func (st *reqState) Value(key any) any {
+	if key == (stateKey{}) {
+		return st
+	}
+	return st.Context.Value(key)
 }
 
 // addNote adds to the request's log line.
@@ -311,14 +327,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	securityHeaders(w.Header())
 	s.cors(w.Header(), r)
-	st := &reqState{ip: s.o.ClientIP.ClientIP(r)}
+	st := &reqState{Context: r.Context(), ip: s.o.ClientIP.ClientIP(r)}
 	st.limitKey = st.ip
-	if a, err := netip.ParseAddr(st.ip); err == nil {
+	// An IPv4 address's key is its text, which ParseAddr only accepts in
+	// the canonical form: reuse it rather than format it again.
+	if a, err := netip.ParseAddr(st.ip); err == nil && !a.Is4() {
 		st.limitKey = clientip.LimitKey(a, s.o.IPv6LimitPrefix)
 	}
 	st.sw = statusWriter{ResponseWriter: w, st: st}
 	rec := &st.sw
-	r = r.WithContext(context.WithValue(r.Context(), stateKey{}, st))
+	r = r.WithContext(st)
 	if headerBytes(r) > s.o.MaxHeaderBytes {
 		httperr.Write(rec, http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large")
 	} else {
@@ -406,8 +424,35 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	h["Content-Type"] = jsonType
 	h["Cache-Control"] = noStore
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
+	e := jsonEncoders.Get().(*jsonEncoder)
+	// Encode writes nothing when v cannot be encoded, as before.
+	if e.enc.Encode(v) == nil {
+		_, _ = w.Write(e.buf.Bytes())
+	}
+	e.buf.Reset()
+	if e.buf.Cap() <= maxPooledJSON {
+		jsonEncoders.Put(e)
+	}
 }
+
+// jsonEncoder is a json.Encoder with the buffer it writes into, kept in
+// a pool so that an answer costs no encoder allocation. The encoder's
+// settings are json.NewEncoder's (HTML escaping on, a newline after the
+// value), as the answers had before.
+type jsonEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxPooledJSON bounds the buffers kept: a large listing's buffer is
+// left to the collector rather than held for every later small answer.
+const maxPooledJSON = 64 << 10
+
+var jsonEncoders = sync.Pool{New: func() any {
+	e := &jsonEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	return e
+}}
 
 func seconds(d time.Duration) string {
 	s := int64((d + time.Second - 1) / time.Second)
