@@ -34,8 +34,10 @@ func (s *Server) tokenCheck(rt *Route) func(http.Handler) http.Handler {
 				return
 			}
 			raw, cred := "", credNone
-			access := r.CookiesNamed(cookieAccess) // parsed once: the cookie line is the request's largest
-			if len(access) > 1 {
+			// Parsed once, with no allocation: the cookie line is the
+			// request's largest.
+			access, accessN := namedCookie(r.Header, cookieAccess)
+			if accessN > 1 {
 				// Not resolved by taking the first: browsers send first the
 				// cookie with the longest path, which is the one a sibling
 				// subdomain can plant to have the victim act in a session of
@@ -44,8 +46,8 @@ func (s *Server) tokenCheck(rt *Route) func(http.Handler) http.Handler {
 				httperr.Write(w, http.StatusUnauthorized, "Ambiguous credentials: several access_token cookies")
 				return
 			}
-			if len(access) == 1 && access[0].Value != "" {
-				raw, cred = access[0].Value, credCookie
+			if accessN == 1 && access != "" {
+				raw, cred = access, credCookie
 			} else if len(r.Header.Values("Authorization")) > 1 {
 				state(r).addNote("several Authorization header lines")
 				httperr.Write(w, http.StatusUnauthorized, "Ambiguous credentials: several Authorization headers")

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/textproto"
+	"strings"
 	"time"
 )
 
@@ -86,4 +88,68 @@ func (s *Server) clearAuthCookies(w http.ResponseWriter) {
 	s.clearCookie(w, cookieRefresh, pathRefresh, true, http.SameSiteLaxMode)
 	s.clearCookie(w, cookieID, pathID, true, http.SameSiteLaxMode)
 	s.clearCookie(w, cookieCSRF, pathCSRF, false, http.SameSiteStrictMode)
+}
+
+// maxRequestCookies is net/http's default limit on the cookies of one
+// request (GODEBUG httpcookiemaxnum): past it, Request.Cookies and
+// CookiesNamed return none.
+const maxRequestCookies = 3000
+
+// namedCookie returns the value of the request's first cookie called
+// name and how many valid cookies of that name it carries, read exactly
+// as Request.CookiesNamed reads them — the same trimming of spaces, the
+// same rule for valid values (one with an invalid byte is skipped), the
+// surrounding double quotes stripped, none at all past net/http's default
+// limit of cookies — without allocating: every request with a session
+// reads its access cookie, and CookiesNamed allocates a slice and a
+// Cookie for it. name must be a valid cookie name. A custom
+// GODEBUG=httpcookiemaxnum is not looked at (this reader allocates
+// nothing per cookie, which is what that limit guards against).
+func namedCookie(h http.Header, name string) (value string, n int) {
+	lines := h["Cookie"]
+	count := 0
+	for _, line := range lines {
+		count += strings.Count(line, ";") + 1
+	}
+	if count > maxRequestCookies {
+		return "", 0
+	}
+	for _, line := range lines {
+		line = textproto.TrimString(line)
+		var part string
+		for len(line) > 0 {
+			part, line, _ = strings.Cut(line, ";")
+			part = textproto.TrimString(part)
+			if part == "" {
+				continue
+			}
+			k, v, _ := strings.Cut(part, "=")
+			if textproto.TrimString(k) != name {
+				continue
+			}
+			if len(v) > 1 && v[0] == '"' && v[len(v)-1] == '"' {
+				v = v[1 : len(v)-1]
+			}
+			if !validCookieValue(v) {
+				continue
+			}
+			if n == 0 {
+				value = v
+			}
+			n++
+		}
+	}
+	return value, n
+}
+
+// validCookieValue is net/http's rule for a cookie value's bytes:
+// printable ASCII and the space, but not the double quote, the semicolon
+// or the backslash.
+func validCookieValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if b := v[i]; b < 0x20 || b >= 0x7f || b == '"' || b == ';' || b == '\\' {
+			return false
+		}
+	}
+	return true
 }
