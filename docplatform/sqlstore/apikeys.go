@@ -92,14 +92,17 @@ func (s *Store) APIKeyGrant(ctx context.Context, hash []byte) (keyID, groupID st
 	if len(hash) == 0 {
 		return "", "", notFound(what)
 	}
+	// One struct for both scan targets: they escape (Scan takes them as
+	// any), and this read runs on every API-key request.
+	var c struct{ keyID, groupID string }
 	err = s.queryRow(ctx, `
 		SELECT k.id, k.group_id
 		FROM api_keys k JOIN groups g ON g.id = k.group_id
-		WHERE k.key_hash = $1 AND g.deleted_at IS NULL`, hash).Scan(&keyID, &groupID)
+		WHERE k.key_hash = $1 AND g.deleted_at IS NULL`, hash).Scan(&c.keyID, &c.groupID)
 	if err != nil {
 		return "", "", dbErr(what, err)
 	}
-	return keyID, groupID, nil
+	return c.keyID, c.groupID, nil
 }
 
 // APIKeyForGroup returns a live group's key (for the settings page, which
