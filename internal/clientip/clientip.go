@@ -86,7 +86,7 @@ func (r *Resolver) ClientIP(req *http.Request) string {
 		return req.RemoteAddr
 	}
 	if len(r.trusted) == 0 || !r.Trusts(peer) {
-		return peer.String()
+		return peerText(peer, req.RemoteAddr)
 	}
 	client := peer
 	values := req.Header.Values("X-Forwarded-For")
@@ -112,6 +112,20 @@ func (r *Resolver) ClientIP(req *http.Request) string {
 	// Every hop is trusted: the leftmost one is as close to the client as
 	// the chain tells.
 	return client.String()
+}
+
+// peerText is peer's text. When the connection's address already spells
+// it as String would ("192.0.2.1:5000", the usual case), it is that part
+// of the address, so that every request does not format and allocate its
+// client's address again.
+func peerText(peer netip.Addr, remoteAddr string) string {
+	if i := strings.LastIndexByte(remoteAddr, ':'); i > 0 && peer.Is4() {
+		var buf [len("255.255.255.255")]byte
+		if host := remoteAddr[:i]; string(peer.AppendTo(buf[:0])) == host {
+			return host
+		}
+	}
+	return peer.String()
 }
 
 func parseHostPort(s string) (netip.Addr, bool) {

@@ -42,6 +42,11 @@ func TestClientIP(t *testing.T) {
 		{"IPv4-mapped trusted prefix trusts IPv4 proxies", "::ffff:10.0.0.0/104", "10.1.2.3:80", []string{"198.51.100.1"}, "198.51.100.1"},
 		{"a hop spoofed as a trusted proxy left of the client changes nothing", "10.0.0.0/8", "10.1.2.3:80", []string{"10.9.9.9, 198.51.100.1"}, "198.51.100.1"},
 		{"peer without port (unix socket shim)", "", "198.51.100.3", nil, "198.51.100.3"},
+		{"untrusted IPv4-mapped peer is reported as IPv4", "", "[::ffff:203.0.113.7]:5555", nil, "203.0.113.7"},
+		{"untrusted IPv6 peer in its canonical form", "", "[2001:0db8:0:0::1]:5555", nil, "2001:db8::1"},
+		{"untrusted bracketed IPv4 peer", "", "[203.0.113.7]:5555", nil, "203.0.113.7"},
+		{"untrusted IPv4 peer, shortest and longest", "", "0.0.0.0:1", nil, "0.0.0.0"},
+		{"untrusted IPv4 peer, longest", "", "255.255.255.255:65535", nil, "255.255.255.255"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,5 +158,23 @@ func TestLimitKey(t *testing.T) {
 				t.Errorf("LimitKey(%s, %d) = %q, want %q", c.addr, c.bits, got, c.want)
 			}
 		})
+	}
+}
+
+// The client address of a request from an IPv4 peer is read from the
+// connection's address as it stands: no allocation per request.
+func TestClientIPOfAnIPv4PeerAllocatesNothing(t *testing.T) {
+	r, err := clientip.Parse("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.RemoteAddr = "203.0.113.7:5555"
+	if n := testing.AllocsPerRun(100, func() {
+		if r.ClientIP(req) != "203.0.113.7" {
+			t.Fatal("wrong address")
+		}
+	}); n != 0 {
+		t.Errorf("%v allocations per call", n)
 	}
 }
