@@ -257,6 +257,9 @@ func badParam(r *http.Request) string {
 	if bad(r.URL.Path) {
 		return "The path"
 	}
+	if r.URL.RawQuery == "" {
+		return "" // no parameters to check, and no map to build for none
+	}
 	for k, vs := range r.URL.Query() {
 		if bad(k) {
 			return "A query parameter name"

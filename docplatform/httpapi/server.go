@@ -467,3 +467,12 @@ func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what stri
 	s.o.Logger.ErrorContext(r.Context(), what, slog.String("error", err.Error()), slog.String("path", r.URL.Path))
 	httperr.Write(w, http.StatusInternalServerError, "Internal server error")
 }
+
+// queryValue is r.URL.Query().Get(name) without parsing (and allocating a
+// map for) an empty query.
+func queryValue(r *http.Request, name string) string {
+	if r.URL.RawQuery == "" {
+		return ""
+	}
+	return r.URL.Query().Get(name)
+}

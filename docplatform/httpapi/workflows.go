@@ -61,7 +61,9 @@ func validConfig(w http.ResponseWriter, cfg json.RawMessage) bool {
 func (s *Server) listWorkflows(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
 	id := IdentityFrom(r.Context())
 	groups, filtered := id.GroupIDs()
-	if gid := r.URL.Query().Get("groupId"); gid != "" {
+	// Query builds a map even for no query: an API key's plain listing
+	// has none.
+	if gid := queryValue(r, "groupId"); gid != "" {
 		if !s.allowGroupFilter(w, r, rs, gid, "") {
 			return
 		}
