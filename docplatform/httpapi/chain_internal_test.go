@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -73,6 +74,33 @@ func TestRequestStateIsTheRequestsContext(t *testing.T) {
 }
 
 type cancelKey struct{}
+
+// A context derived from the request state joins the cancellation of the
+// context it wraps directly, as it would from a context.WithValue: no
+// goroutine per child to watch it (pgx sets a context.AfterFunc on every
+// query's context).
+func TestRequestStateChildrenNeedNoGoroutine(t *testing.T) {
+	parent, cancel := context.WithCancel(context.Background())
+	st := &reqState{Context: parent}
+	before := runtime.NumGoroutine()
+	var children []context.Context
+	for range 50 {
+		stop := context.AfterFunc(st, func() {})
+		defer stop()
+		c, cc := context.WithCancel(st)
+		defer cc()
+		children = append(children, c)
+	}
+	// One goroutine per child would be 100; other tests' leftovers may
+	// start or end a few meanwhile.
+	if n := runtime.NumGoroutine(); n-before >= 50 {
+		t.Errorf("%d goroutines started for 100 children", n-before)
+	}
+	cancel()
+	for _, c := range children {
+		<-c.Done()
+	}
+}
 
 // writeJSON's pooled encoders write what json.NewEncoder wrote: HTML
 // characters escaped, one newline after the value, nothing for a value
