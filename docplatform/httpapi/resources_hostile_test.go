@@ -145,6 +145,8 @@ func TestResourceParametersRefuseHostileInput(t *testing.T) {
 				{"a negative version is 400", member, "/api/workflows/" + wf.ID + "/versions/-1", 400},
 				{"a huge version is 400", member, "/api/workflows/" + wf.ID + "/versions/99999999999999999999", 400},
 				{"a version past the latest is 404", member, "/api/workflows/" + wf.ID + "/versions/2147483647", 404},
+				{"a version past 32 bits is 400", member, "/api/workflows/" + wf.ID + "/versions/2147483648", 400},
+				{"a version past 32 bits with leading zeros is 400", member, "/api/workflows/" + wf.ID + "/versions/0010000000000", 400},
 				{"a review session id that is not a UUID is 400", member, "/api/reviews/abc", 400},
 				{"an unknown review session is 404", member, "/api/reviews/" + unknown, 404},
 				{"a group id that is not a UUID is 400 for a system admin", sysAdmin, "/api/groups/abc", 400},

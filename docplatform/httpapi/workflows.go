@@ -216,11 +216,14 @@ func (s *Server) addWorkflowVersion(w http.ResponseWriter, r *http.Request, rs R
 
 // getWorkflowVersion: GET /api/workflows/{id}/versions/{version}.
 func (s *Server) getWorkflowVersion(w http.ResponseWriter, r *http.Request, rs ResourceStore, _ Resources) {
-	n, err := strconv.Atoi(r.PathValue("version"))
-	if err != nil || n < 1 {
-		httperr.Write(w, http.StatusBadRequest, "version must be a positive integer")
+	// Versions are 32-bit in both databases (PostgreSQL refuses a larger
+	// number in the query with an error, not an empty answer).
+	n64, err := strconv.ParseInt(r.PathValue("version"), 10, 32)
+	if err != nil || n64 < 1 {
+		httperr.Write(w, http.StatusBadRequest, "version must be an integer from 1 to 2147483647")
 		return
 	}
+	n := int(n64)
 	wf, ok := s.workflow(w, r, rs, "")
 	if !ok {
 		return
