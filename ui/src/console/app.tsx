@@ -4,8 +4,8 @@
 // notifications, which is all the API lets them have.
 
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
 import { PageTitle } from "../shared/components";
+import { useNavigationFrame } from "../shared/hooks";
 import { Link, match, useLocation } from "../shared/router";
 import { isAdmin, roleText, useConsole } from "./context";
 import { Administrators } from "./pages/administrators";
@@ -58,19 +58,7 @@ export function ConsoleApp() {
   const { who, method, signOut } = useConsole();
   const admin = isAdmin(who);
   const { path } = useLocation();
-  const [menuOpen, setMenuOpen] = useState(false);
-  const first = useRef(true);
-
-  // After an in-app navigation, focus goes to the new page's heading.
-  useEffect(() => {
-    setMenuOpen(false);
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    window.scrollTo(0, 0);
-    document.getElementById("page-title")?.focus();
-  }, [path]);
+  const [menuOpen, setMenuOpen] = useNavigationFrame(path);
 
   const home = admin ? "/dashboard" : "/subscriptions";
   let page: ComponentChildren = null;

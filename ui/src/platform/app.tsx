@@ -2,7 +2,7 @@
 // side navigation, main region) and the routes.
 
 import type { ComponentChildren } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useNavigationFrame } from "../shared/hooks";
 import { Link, match, useLocation } from "../shared/router";
 import { displayName, seesAudit, useApp } from "./context";
 import { AdminGroups, AdminUsers } from "./pages/admin";
@@ -84,20 +84,7 @@ function route(path: string): ComponentChildren {
 export function SignedInApp() {
   const { me } = useApp();
   const { path } = useLocation();
-  const [menuOpen, setMenuOpen] = useState(false);
-  const first = useRef(true);
-
-  // After an in-app navigation, focus moves to the new page's heading (as
-  // a page load would put the reader at the top) and the menu folds.
-  useEffect(() => {
-    setMenuOpen(false);
-    if (first.current) {
-      first.current = false;
-      return;
-    }
-    window.scrollTo(0, 0);
-    document.getElementById("page-title")?.focus();
-  }, [path]);
+  const [menuOpen, setMenuOpen] = useNavigationFrame(path);
 
   const work: NavItem[] = [
     { href: "/documents", label: "Documents", icon: "documents", also: ["/"] },

@@ -76,3 +76,22 @@ export function useAction(): Action {
   }, []);
   return { busy, error, run, clear: useCallback(() => setError(undefined), []) };
 }
+
+/** The signed-in frame's folding menu, and what an in-app navigation to
+ * path does (as a page load would): the menu folds, the view goes to the
+ * top and focus to the new page's heading. The first render keeps focus
+ * where the browser put it. */
+export function useNavigationFrame(path: string): [boolean, (open: boolean) => void] {
+  const [menuOpen, setMenuOpen] = useState(false);
+  const first = useRef(true);
+  useEffect(() => {
+    setMenuOpen(false);
+    if (first.current) {
+      first.current = false;
+      return;
+    }
+    window.scrollTo(0, 0);
+    document.getElementById("page-title")?.focus();
+  }, [path]);
+  return [menuOpen, setMenuOpen];
+}
