@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -88,6 +89,18 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if addr == "" {
 		addr = "127.0.0.1:0"
 	}
+	if cfg.Addr != "" {
+		// FerretDB v1.24's New opens the SQLite back end before it
+		// listens and does not close it when listening fails; the leaked
+		// back end's finalizer then panics the process at a later
+		// collection. So an address already taken is refused here,
+		// before New (":0", the default, cannot be taken).
+		ln, err := net.Listen("tcp", cfg.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("embeddedmongo: listen: %w", err)
+		}
+		ln.Close()
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
@@ -137,8 +150,7 @@ func (s *Server) IndexIDs(ctx context.Context, db string) error {
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
-	u := (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(path), RawQuery: url.Values{"_pragma": {"busy_timeout(10000)"}}.Encode()}).String()
-	conn, err := sql.Open("sqlite", u)
+	conn, err := sql.Open("sqlite", fileURL(path))
 	if err != nil {
 		return fmt.Errorf("embeddedmongo: index ids: %w", err)
 	}
@@ -167,6 +179,13 @@ func (s *Server) IndexIDs(ctx context.Context, db string) error {
 		}
 	}
 	return nil
+}
+
+// fileURL is the modernc SQLite URL of a database file of ours opened
+// beside FerretDB: waiting up to 10 s for its locks, plus any pragmas.
+func fileURL(path string, pragmas ...string) string {
+	q := url.Values{"_pragma": append([]string{"busy_timeout(10000)"}, pragmas...)}
+	return (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(path), RawQuery: q.Encode()}).String()
 }
 
 // Stop closes the listener and every connection and waits, within ctx, for

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -62,11 +61,10 @@ func (s *Server) Lookup(db string) *Lookup {
 }
 
 func (l *Lookup) sqlURL(readOnly bool) string {
-	q := url.Values{"_pragma": {"busy_timeout(10000)"}}
 	if readOnly {
-		q["_pragma"] = append(q["_pragma"], "query_only(1)")
+		return fileURL(l.path, "query_only(1)")
 	}
-	return (&url.URL{Scheme: "file", Opaque: filepath.ToSlash(l.path), RawQuery: q.Encode()}).String()
+	return fileURL(l.path)
 }
 
 func (l *Lookup) conn() (*sql.DB, error) {
