@@ -262,12 +262,14 @@ func (s *Server) recount(ctx context.Context, done chan struct{}) {
 
 func (s *Server) consoleStats(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	now := notify.Now()
 	counts, err := s.statsCounts(ctx)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
+	// After the counts: on a small store statsCounts starts a count and
+	// waits for it, and the answer must not claim to predate its counts.
+	now := notify.Now()
 	out := ConsoleStats{
 		Subscriptions:          counts.groups,
 		SubscriptionsTruncated: counts.more,
