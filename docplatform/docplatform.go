@@ -55,7 +55,9 @@ type Identity struct {
 	// IsSystemAdmin comes from the user record; always false for API keys.
 	IsSystemAdmin bool
 	// GroupRoles maps group id to the caller's role in that group. Soft-
-	// deleted groups never appear here.
+	// deleted groups never appear here. It is the store's map
+	// (UserAccess.Roles, APIKeyGrant.Roles), shared with other requests:
+	// read-only.
 	GroupRoles map[string]Role
 	// APIKeyID is set when the request authenticated with an API key.
 	APIKeyID string
@@ -104,10 +106,28 @@ type Group struct {
 // system-admin flag, not the times — (Exists false, User zero but for ID,
 // when the user never passed the login callback) and the user's live groups with the role in
 // each. The request chain authorises with it, and /me answers from it.
+//
+// A UserAccess from the store may be shared: the SQLite store hands the
+// same Groups slice and Roles map to every request its access cache
+// serves. Treat both as read-only; copy before changing anything.
 type UserAccess struct {
 	User   User
 	Exists bool
 	Groups []GroupAccess
+	// Roles is Groups as a map from group id to role, built once by the
+	// store (never nil), so the request chain can use it as
+	// Identity.GroupRoles without building one per request. Read-only.
+	Roles map[string]Role
+}
+
+// APIKeyGrant is what an API key authorises a request for: its own id
+// (for last-use and audit) and its group, in which it acts as MEMBER.
+// Roles is that grant as a map, {GroupID: MEMBER}, built once by the
+// store and shared between requests: read-only.
+type APIKeyGrant struct {
+	KeyID   string
+	GroupID string
+	Roles   map[string]Role
 }
 
 // GroupAccess is one of a user's live groups, by id and name, with the

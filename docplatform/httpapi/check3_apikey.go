@@ -41,7 +41,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				httperr.Write(w, http.StatusTooManyRequests, "Too many failed API key attempts")
 				return
 			}
-			keyID, groupID, err := s.o.Store.APIKeyGrant(ctx, s.hashAPIKey(raw))
+			grant, err := s.o.Store.APIKeyGrant(ctx, s.hashAPIKey(raw))
 			if errors.Is(err, docplatform.ErrNotFound) {
 				if err := s.failures.Fail(ctx, failKey); err != nil {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
@@ -60,8 +60,11 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
 				}
 			}
-			s.uses.touch(keyID, s.o.Now())
-			st.cred, st.key = credAPIKey, docplatform.APIKey{ID: keyID, GroupID: groupID}
+			s.uses.touch(grant.KeyID, s.o.Now())
+			st.cred, st.key = credAPIKey, docplatform.APIKey{ID: grant.KeyID, GroupID: grant.GroupID}
+			// Check 4 makes the identity from these: the grant's roles
+			// map is the store's, shared and read-only.
+			st.identity = docplatform.Identity{GroupRoles: grant.Roles, APIKeyID: grant.KeyID}
 			next.ServeHTTP(w, r)
 		})
 	}

@@ -26,24 +26,19 @@ func (s *Server) identityCheck(rt *Route) func(http.Handler) http.Handler {
 			st := state(r)
 			switch st.cred {
 			case credAPIKey:
-				st.identity = docplatform.Identity{
-					GroupRoles: map[string]docplatform.Role{st.key.GroupID: docplatform.RoleMember},
-					APIKeyID:   st.key.ID,
-				}
+				// Check 3 set the identity from the key's grant: its group
+				// as MEMBER, in the store's shared roles map.
 			case credCookie, credBearer:
 				a, err := s.o.Store.Access(r.Context(), st.token.Subject)
 				if err != nil {
 					s.internalError(w, r, "load identity", err)
 					return
 				}
-				roles := make(map[string]docplatform.Role, len(a.Groups))
-				for _, g := range a.Groups {
-					roles[g.GroupID] = g.Role
-				}
 				// The handler reads the rest (/me's profile and groups) from
-				// st.access: one read per request.
+				// st.access: one read per request. a.Roles is the store's
+				// map, shared between requests and never written to.
 				st.access = a
-				st.identity = docplatform.Identity{UserID: st.token.Subject, IsSystemAdmin: a.User.IsSystemAdmin, GroupRoles: roles}
+				st.identity = docplatform.Identity{UserID: st.token.Subject, IsSystemAdmin: a.User.IsSystemAdmin, GroupRoles: a.Roles}
 			default:
 				httperr.Write(w, http.StatusUnauthorized, "Unauthenticated request to non-public endpoint")
 				return

@@ -19,7 +19,9 @@ type Store interface {
 	// and roles in groups that are not soft-deleted; an unknown user has
 	// none of them (Exists false, no error). Every token-authenticated
 	// request calls it: the seed's rule is that roles and the admin flag
-	// come from the database on every request.
+	// come from the database on every request, or from a cache that is
+	// exact (sqlstore's, on SQLite). Groups and Roles may be shared
+	// between requests: read-only.
 	Access(ctx context.Context, userID string) (docplatform.UserAccess, error)
 	Group(ctx context.Context, id string) (docplatform.Group, error)
 	// ListGroups returns the live groups.
@@ -28,10 +30,12 @@ type Store interface {
 	UserGroups(ctx context.Context, userID string) ([]docplatform.GroupRole, error)
 
 	CreateAPIKey(ctx context.Context, k docplatform.APIKey) (docplatform.APIKey, error)
-	// APIKeyGrant finds a key by its HMAC and returns its id and group —
-	// the lookup check 3 makes on every API-key request; keys of
-	// soft-deleted groups are ErrNotFound.
-	APIKeyGrant(ctx context.Context, hash []byte) (keyID, groupID string, err error)
+	// APIKeyGrant finds a key by its HMAC and returns its id, its group
+	// and the roles it grants (a shared, read-only map) — the lookup
+	// check 3 makes on every API-key request; keys of soft-deleted groups
+	// are ErrNotFound. Like Access, it reflects every change committed
+	// before it is called.
+	APIKeyGrant(ctx context.Context, hash []byte) (docplatform.APIKeyGrant, error)
 	APIKeyForGroup(ctx context.Context, groupID string) (docplatform.APIKey, error)
 	RegenerateAPIKey(ctx context.Context, groupID, prefix string, hash []byte) (docplatform.APIKey, error)
 	DeleteAPIKey(ctx context.Context, groupID string) error

@@ -31,6 +31,7 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"errors"
 	"fmt"
@@ -76,6 +77,9 @@ type Store struct {
 	// rp keeps the read pool's statements prepared (SQLite only; nil on
 	// PostgreSQL, where pgx does it).
 	rp *prepared
+	// ac answers Access and APIKeyGrant from memory while the database
+	// has not changed (SQLite only; nil on PostgreSQL). See accessCache.
+	ac *accessCache
 	// now is the clock; tests never replace it, it exists so every time
 	// the store writes goes through one truncation.
 	now func() time.Time
@@ -185,7 +189,20 @@ func openSQLite(ctx context.Context, databaseURL string) (*Store, error) {
 		r.Close()
 		return nil, fmt.Errorf("sqlstore: open SQLite: %w", err)
 	}
-	return &Store{dialect: SQLite, w: w, r: r, rp: newPrepared(r), now: now}, nil
+	// The access cache's data_version connection: read-only like the
+	// pool's, opened by the same driver but outside any pool, so it is
+	// always the same connection and never one that writes.
+	watchDSN := base + rq.Encode()
+	drv := r.Driver()
+	ac := newAccessCache(func() (driver.Conn, error) { return drv.Open(watchDSN) })
+	if _, err := ac.check(); err != nil {
+		// Say why now rather than serve every request uncached.
+		ac.close()
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("sqlstore: open SQLite: %w", err)
+	}
+	return &Store{dialect: SQLite, w: w, r: r, rp: newPrepared(r), ac: ac, now: now}, nil
 }
 
 // sqliteBase turns a path or file: URL into the driver's name, ending in
@@ -270,10 +287,14 @@ func (s *Store) Dialect() Dialect { return s.dialect }
 
 // Close releases every connection.
 func (s *Store) Close() error {
+	var err error
+	if s.ac != nil {
+		err = s.ac.close()
+	}
 	if s.rp != nil {
 		s.rp.close()
 	}
-	err := s.w.Close()
+	err = errors.Join(err, s.w.Close())
 	if s.r != s.w {
 		err = errors.Join(err, s.r.Close())
 	}

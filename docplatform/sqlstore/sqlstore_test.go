@@ -317,13 +317,14 @@ var suite = []suiteCase{
 		noErr(t, err)
 		want := docplatform.UserAccess{Exists: true,
 			User:   docplatform.User{ID: u.ID, Email: u.Email, Name: u.Name, PreferredUsername: u.PreferredUsername},
-			Groups: []docplatform.GroupAccess{{GroupID: g.ID, GroupName: g.Name, Role: docplatform.RoleAdmin}}}
+			Groups: []docplatform.GroupAccess{{GroupID: g.ID, GroupName: g.Name, Role: docplatform.RoleAdmin}},
+			Roles:  map[string]docplatform.Role{g.ID: docplatform.RoleAdmin}}
 		if fmt.Sprint(a) != fmt.Sprint(want) {
 			t.Errorf("Access = %+v\nwant     %+v", a, want)
 		}
 		none, err := s.Access(ctx, "never-logged-in")
 		noErr(t, err)
-		if none.Exists || none.User.ID != "never-logged-in" || len(none.Groups) != 0 {
+		if none.Exists || none.User.ID != "never-logged-in" || len(none.Groups) != 0 || none.Roles == nil || len(none.Roles) != 0 {
 			t.Errorf("Access of an unknown user = %+v", none)
 		}
 	}},
@@ -332,19 +333,19 @@ var suite = []suiteCase{
 		u, g, other := mkUser(t, s), mkGroup(t, s), mkGroup(t, s)
 		k, err := s.CreateAPIKey(ctx, docplatform.APIKey{GroupID: g.ID, Prefix: "gk_grant", Hash: randHash(), CreatedBy: u.ID})
 		noErr(t, err)
-		id, gid, err := s.APIKeyGrant(ctx, k.Hash)
+		gr, err := s.APIKeyGrant(ctx, k.Hash)
 		noErr(t, err)
-		if id != k.ID || gid != g.ID {
-			t.Errorf("APIKeyGrant = %q, %q; want %q, %q", id, gid, k.ID, g.ID)
+		if gr.KeyID != k.ID || gr.GroupID != g.ID || len(gr.Roles) != 1 || gr.Roles[g.ID] != docplatform.RoleMember {
+			t.Errorf("APIKeyGrant = %+v; want %q, %q as MEMBER", gr, k.ID, g.ID)
 		}
-		_, _, err = s.APIKeyGrant(ctx, randHash())
+		_, err = s.APIKeyGrant(ctx, randHash())
 		wantErr(t, err, docplatform.ErrNotFound)
-		_, _, err = s.APIKeyGrant(ctx, nil)
+		_, err = s.APIKeyGrant(ctx, nil)
 		wantErr(t, err, docplatform.ErrNotFound)
 		ok, err := s.CreateAPIKey(ctx, docplatform.APIKey{GroupID: other.ID, Prefix: "gk_other", Hash: randHash(), CreatedBy: u.ID})
 		noErr(t, err)
 		noErr(t, s.SoftDeleteGroup(ctx, other.ID))
-		_, _, err = s.APIKeyGrant(ctx, ok.Hash)
+		_, err = s.APIKeyGrant(ctx, ok.Hash)
 		wantErr(t, err, docplatform.ErrNotFound)
 	}},
 

@@ -136,10 +136,33 @@ const accessQuery = `
 
 // Access loads, in one query, what authorization and /me need about a
 // user: the profile, the system-admin flag and the user's role in each
-// live group. A user without a row (a valid token whose holder never
-// passed the callback) is simply nobody: Exists false, no groups, no
-// error.
+// live group, as a list and as a map (Roles). A user without a row (a
+// valid token whose holder never passed the callback) is simply nobody:
+// Exists false, no groups, an empty Roles, no error.
+//
+// On SQLite the answer may come from the access cache, which is exact (see
+// accessCache): whatever was committed before the call is in the answer.
+// The answer's Groups and Roles may be shared with other calls: read-only.
 func (s *Store) Access(ctx context.Context, userID string) (docplatform.UserAccess, error) {
+	if s.ac == nil {
+		return s.readAccess(ctx, userID)
+	}
+	gen, err := s.ac.check()
+	if err != nil {
+		return s.readAccess(ctx, userID)
+	}
+	if a, ok := s.ac.access(userID, gen); ok {
+		return a, nil
+	}
+	a, err := s.readAccess(ctx, userID)
+	if err == nil {
+		s.ac.putAccess(userID, gen, a)
+	}
+	return a, err
+}
+
+// readAccess is Access from the database.
+func (s *Store) readAccess(ctx context.Context, userID string) (docplatform.UserAccess, error) {
 	const what = "user access"
 	nobody := docplatform.UserAccess{User: docplatform.User{ID: userID}}
 	a := nobody
@@ -170,14 +193,19 @@ func (s *Store) Access(ctx context.Context, userID string) (docplatform.UserAcce
 		return nobody, dbErr(what, err)
 	}
 	if !a.Exists {
+		nobody.Roles = map[string]docplatform.Role{}
 		return nobody, nil
+	}
+	a.Roles = make(map[string]docplatform.Role, len(a.Groups))
+	for _, g := range a.Groups {
+		a.Roles[g.GroupID] = g.Role
 	}
 	return a, nil
 }
 
 // UserAccess is Access reduced to what authorization needs: the
 // system-admin flag and the user's role in each live group (an empty map,
-// never nil).
+// never nil). The map is the caller's own, not Access's shared one.
 func (s *Store) UserAccess(ctx context.Context, userID string) (isSystemAdmin bool, roles map[string]docplatform.Role, err error) {
 	a, err := s.Access(ctx, userID)
 	roles = make(map[string]docplatform.Role, len(a.Groups))
