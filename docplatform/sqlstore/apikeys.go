@@ -104,6 +104,9 @@ func (s *Store) APIKeyGrant(ctx context.Context, hash []byte) (docplatform.APIKe
 		return s.readAPIKeyGrant(ctx, hash)
 	}
 	if g, ok := s.ac.grant(hash, gen); ok {
+		if err := expired(ctx); err != nil {
+			return docplatform.APIKeyGrant{}, dbErr("API key by hash", err)
+		}
 		return g, nil
 	}
 	g, err := s.readAPIKeyGrant(ctx, hash)

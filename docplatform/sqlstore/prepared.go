@@ -79,6 +79,16 @@ func uncancellable(ctx context.Context) context.Context {
 	return context.WithoutCancel(ctx)
 }
 
+// expired is the error of a context whose deadline has passed, and nil
+// for any other, cancelled or not: what uncancellable lets through to a
+// read, for answers (the access cache's) that need no read.
+func expired(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx.Err()
+	}
+	return nil
+}
+
 // query runs a read through the read pool, prepared on SQLite.
 func (s *Store) query(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if s.rp != nil {

@@ -152,6 +152,9 @@ func (s *Store) Access(ctx context.Context, userID string) (docplatform.UserAcce
 		return s.readAccess(ctx, userID)
 	}
 	if a, ok := s.ac.access(userID, gen); ok {
+		if err := expired(ctx); err != nil {
+			return docplatform.UserAccess{User: docplatform.User{ID: userID}}, dbErr("user access", err)
+		}
 		return a, nil
 	}
 	a, err := s.readAccess(ctx, userID)
