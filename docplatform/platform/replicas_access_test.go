@@ -1,6 +1,7 @@
 package platform_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -13,8 +14,23 @@ import (
 // replica's verified-token cache is. Every check below follows a request
 // with the same access token on both replicas (so each has verified and
 // cached it), and the token never changes during the test.
+//
+// On PostgreSQL every request reads the database. On SQLite each replica
+// answers from its access cache, which it checks against the file's
+// data_version on every request: two replicas sharing one SQLite file
+// (two processes, as an operator's command next to a server is) show the
+// cache drops what the other replica changed before the next request.
 func TestReplicasApplyAccessChangesOnTheNextRequest(t *testing.T) {
-	c := startCluster(t, "THROTTLE_GLOBAL_LIMIT=100000")
+	t.Run("postgres", func(t *testing.T) {
+		replicasApplyAccessChanges(t, startCluster(t, "THROTTLE_GLOBAL_LIMIT=100000"))
+	})
+	t.Run("sqlite", func(t *testing.T) {
+		db := filepath.Join(t.TempDir(), "platform.db")
+		replicasApplyAccessChanges(t, startCluster(t, "THROTTLE_GLOBAL_LIMIT=100000", "DATABASE_URL="+db))
+	})
+}
+
+func replicasApplyAccessChanges(t *testing.T, c *cluster) {
 	admin := devidp.DemoUsers()[0]
 	alice := devidp.DemoUsers()[1]
 	grantAdmin(t, c, admin.Subject)
