@@ -54,9 +54,11 @@ const accessCacheMax = 10_000
 type accessCache struct {
 	watch versionWatch
 	// last is the data_version seen by the last check and known whether
-	// that check succeeded; both are guarded by watch.mu.
-	last  int64
-	known bool
+	// that check succeeded; both are guarded by watch.mu. checks counts
+	// the checks begun (changed only with watch.mu held).
+	last   int64
+	known  bool
+	checks atomic.Uint64
 
 	// gen is the current generation; it changes only with mu held.
 	gen atomic.Uint64
@@ -92,9 +94,24 @@ func newAccessCache(open func() (driver.Conn, error)) *accessCache {
 // generation entries must carry to be used now. An error says
 // data_version could not be read: the caller must then go to the
 // database and leave the cache alone.
+//
+// Calls that queue for the watch connection share checks: a check that
+// began after a call did read data_version after every commit that had
+// returned before the call, so it answers for that call too. When one
+// finished while the call waited, its answer is taken and data_version
+// not read again.
 func (c *accessCache) check() (gen uint64, err error) {
+	arrived := c.checks.Load()
 	c.watch.mu.Lock()
 	defer c.watch.mu.Unlock()
+	// checks moves only under watch.mu, at the start of a check: a value
+	// past arrived means a check began after this call and, since the
+	// lock is now this call's, has ended. known says it succeeded, and
+	// gen is still what it left (only checks change it).
+	if c.checks.Load() != arrived && c.known {
+		return c.gen.Load(), nil
+	}
+	c.checks.Add(1)
 	v, err := c.watch.version()
 	if err != nil || !c.known || v != c.last {
 		c.flush()

@@ -62,6 +62,31 @@ func BenchmarkStore(b *testing.B) {
 					}
 				})
 			})
+			// Access and APIKeyGrant are what the request chain calls (on
+			// SQLite through the access cache: a data_version check and a
+			// hit).
+			b.Run("Access", func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if a, err := s.Access(ctx, u.ID); err != nil || len(a.Groups) != 4 {
+							b.Fatal(a, err)
+						}
+					}
+				})
+			})
+			b.Run("APIKeyGrant", func(b *testing.B) {
+				b.ReportAllocs()
+				b.RunParallel(func(pb *testing.PB) {
+					i := 0
+					for pb.Next() {
+						i = (i + 1) % 4
+						if _, err := s.APIKeyGrant(ctx, hashes[i]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
 			b.Run("APIKeyByHash", func(b *testing.B) {
 				b.ReportAllocs()
 				b.RunParallel(func(pb *testing.PB) {
