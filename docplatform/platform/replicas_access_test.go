@@ -9,7 +9,8 @@ import (
 )
 
 // The seed's rule across replicas: roles and the system-admin flag come
-// from the database on every request, so a change made through one
+// from the database on every request (or a cache exactly as fresh), so a
+// change made through one
 // replica holds on the very next request at both — however warm either
 // replica's verified-token cache is. Every check below follows a request
 // with the same access token on both replicas (so each has verified and
