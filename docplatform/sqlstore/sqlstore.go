@@ -15,6 +15,10 @@
 // Go instead of failing with SQLITE_BUSY; reads use a separate read-only pool
 // and never wait for writers. Another process on the same file (an operator
 // command next to a running server) is covered by the busy timeout.
+// The two reads behind every authenticated request, Access and
+// APIKeyGrant, are answered on SQLite from an in-process cache that is
+// checked against PRAGMA data_version on every call and so is exact (see
+// accessCache); PostgreSQL reads them every time.
 //
 // Rules every method follows:
 //   - Errors wrap docplatform.ErrNotFound, ErrConflict or ErrInvalid.
