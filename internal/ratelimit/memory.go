@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
@@ -12,8 +13,12 @@ import (
 type Memory struct {
 	now func() time.Time
 
-	mu      sync.Mutex
-	windows map[string]memWindow
+	mu sync.Mutex
+	// windows holds pointers so that counting in an open window changes
+	// the window in place: assigning to a map entry again would store the
+	// caller's key string in place of the one kept, and a caller's key may
+	// view a larger object of its own (see Store).
+	windows map[string]*memWindow
 
 	stop chan struct{}
 	done chan struct{}
@@ -32,7 +37,7 @@ func NewMemory(sweepEvery time.Duration) *Memory {
 }
 
 func newMemory(sweepEvery time.Duration, now func() time.Time) *Memory {
-	m := &Memory{now: now, windows: make(map[string]memWindow), stop: make(chan struct{}), done: make(chan struct{})}
+	m := &Memory{now: now, windows: make(map[string]*memWindow), stop: make(chan struct{}), done: make(chan struct{})}
 	if sweepEvery <= 0 {
 		close(m.done)
 		return m
@@ -82,20 +87,29 @@ func (m *Memory) Len() int {
 func (m *Memory) Hit(_ context.Context, key string, window time.Duration) (Window, error) {
 	now := m.now()
 	m.mu.Lock()
-	w, ok := m.windows[key]
-	if !ok || !now.Before(w.end) {
-		w = memWindow{end: now.Add(window)}
+	w := m.windows[key]
+	if w == nil {
+		// A key is kept as a copy of its own: not the caller's bytes.
+		w = &memWindow{}
+		m.windows[strings.Clone(key)] = w
+	}
+	if !now.Before(w.end) {
+		*w = memWindow{end: now.Add(window)}
 	}
 	w.count++
-	m.windows[key] = w
+	c := *w
 	m.mu.Unlock()
-	return Window{Count: w.count, ResetIn: w.end.Sub(now)}, nil
+	return Window{Count: c.count, ResetIn: c.end.Sub(now)}, nil
 }
 
 func (m *Memory) Peek(_ context.Context, key string) (Window, error) {
 	now := m.now()
 	m.mu.Lock()
-	w, ok := m.windows[key]
+	var w memWindow
+	p, ok := m.windows[key]
+	if ok {
+		w = *p
+	}
 	m.mu.Unlock()
 	if !ok || !now.Before(w.end) {
 		return Window{}, nil

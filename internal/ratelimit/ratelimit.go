@@ -32,6 +32,12 @@ type Window struct {
 }
 
 // Store keeps fixed-window counters.
+//
+// A key passed to a Store may be a view into a larger object of the
+// caller's (an HTTP request's state builds its keys in its own buffer, to
+// spare an allocation per request): a Store that keeps a key beyond the
+// call keeps a copy (strings.Clone), so that it does not hold that object
+// for as long as the window lasts.
 type Store interface {
 	// Hit counts one event for key, opening a window of the given length if
 	// none is open, and returns the counter after counting.

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/govkit/govkit/internal/testsvc"
 )
@@ -208,5 +209,36 @@ func BenchmarkMemoryAllow(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Allow(ctx, m, "global:127.0.0.1", rule)
+	}
+}
+
+// A key may view a buffer its caller goes on to use (Store's contract):
+// every store counts under the key's text at the time of the call, and
+// the memory store keeps a copy of its own rather than the caller's
+// bytes, which writing over the buffer would otherwise change under the
+// map.
+func TestKeysViewingACallersBufferAreCopied(t *testing.T) {
+	for name, mk := range backends(t) {
+		t.Run(name, func(t *testing.T) {
+			b := mk(t)
+			ctx := context.Background()
+			buf := []byte("rl:global:192.0.2.1")
+			view := unsafe.String(&buf[0], len(buf))
+			if _, err := b.store.Hit(ctx, view, b.window); err != nil {
+				t.Fatal(err)
+			}
+			copy(buf, "rl:global:192.0.2.2")
+			w, err := b.store.Hit(ctx, "rl:global:192.0.2.1", b.window)
+			if err != nil || w.Count != 2 {
+				t.Fatalf("first key after its buffer changed: %+v, %v", w, err)
+			}
+			w, err = b.store.Hit(ctx, view, b.window) // now reads …0.2.2
+			if err != nil || w.Count != 1 {
+				t.Fatalf("second key: %+v, %v", w, err)
+			}
+			if m, ok := b.store.(*Memory); ok && m.Len() != 2 {
+				t.Fatalf("%d keys held, want 2", m.Len())
+			}
+		})
 	}
 }
