@@ -36,7 +36,9 @@ func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			st := state(r)
-			d, err := ratelimit.Allow(r.Context(), s.o.Counters, prefix+st.limitKey, rule)
+			// The key is built in the request state's own text: no
+			// allocation (the counter stores copy a key they keep).
+			d, err := ratelimit.Allow(r.Context(), s.o.Counters, st.concat(prefix, st.limitKey), rule)
 			if err != nil {
 				s.o.Logger.WarnContext(r.Context(), "rate limiter unavailable; request let through", slog.String("error", err.Error()))
 				next.ServeHTTP(w, r)
@@ -44,8 +46,9 @@ func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 			}
 			h := w.Header()
 			h["X-Ratelimit-Limit"] = limit
-			// The values' slices live in the request state: no allocation.
-			st.rlRemaining[0], st.rlReset[0] = strconv.Itoa(d.Remaining), seconds(d.ResetIn)
+			// The values and their slices live in the request state: no
+			// allocation, whatever the numbers.
+			st.rlRemaining[0], st.rlReset[0] = st.itoa(int64(d.Remaining)), st.itoa(wholeSeconds(d.ResetIn))
 			h["X-Ratelimit-Remaining"] = st.rlRemaining[:]
 			h["X-Ratelimit-Reset"] = st.rlReset[:]
 			if !d.Allowed {

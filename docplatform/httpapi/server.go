@@ -30,11 +30,14 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/config"
@@ -281,6 +284,48 @@ type reqState struct {
 	// rlRemaining and rlReset back check 1's X-RateLimit-Remaining and
 	// -Reset header values, so they cost no slice allocation of their own.
 	rlRemaining, rlReset [1]string
+	// req is the request as the chain and the handler see it: r with the
+	// state as its context. Held here, it is allocated with the state
+	// instead of by WithContext on its own.
+	req http.Request
+	// text holds the short strings the chain builds for the request (its
+	// counter keys, its rate-limit header values; see concat and itoa),
+	// each written once and never changed after. A string made from it
+	// stays valid for as long as anything holds it: the state is never
+	// reused, so nothing writes over text while a string points into it.
+	text  [128]byte
+	ntext int
+}
+
+// concat is a+b, built in the state's text when there is room left (no
+// allocation), else on the heap. The result must not be written to (no
+// string is).
+func (st *reqState) concat(a, b string) string {
+	n := len(a) + len(b)
+	if n == 0 {
+		return ""
+	}
+	if n > len(st.text)-st.ntext {
+		return a + b
+	}
+	// The three-index slice caps buf at its own bytes: nothing appended to
+	// it could run into the next string.
+	buf := st.text[st.ntext : st.ntext+n : st.ntext+n]
+	copy(buf[copy(buf, a):], b)
+	st.ntext += n
+	return unsafe.String(&buf[0], n)
+}
+
+// itoa is strconv.FormatInt(v, 10), built in the state's text as concat
+// builds.
+func (st *reqState) itoa(v int64) string {
+	room := st.text[st.ntext:]
+	if len(room) < len("-9223372036854775808") {
+		return strconv.FormatInt(v, 10)
+	}
+	b := strconv.AppendInt(room[:0:len(room)], v, 10)
+	st.ntext += len(b)
+	return unsafe.String(&b[0], len(b))
 }
 
 // Value answers for the request state, and asks the wrapped context for
@@ -336,7 +381,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	st.sw = statusWriter{ResponseWriter: w, st: st}
 	rec := &st.sw
-	r = r.WithContext(st)
+	// WithContext is inlined and its copy only read here, so that copy
+	// stays on the stack: the request the chain sees is allocated with
+	// the state.
+	st.req = *r.WithContext(st)
+	r = &st.req
 	if headerBytes(r) > s.o.MaxHeaderBytes {
 		httperr.Write(rec, http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large")
 	} else {
@@ -345,21 +394,44 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if st.status == 0 {
 		st.status = http.StatusOK
 	}
-	// Path only: query strings carry codes, states and hints.
-	// Room for the optional two: one allocation, not a second on append.
-	attrs := append(make([]slog.Attr, 0, 8),
-		slog.String("method", r.Method), slog.String("path", r.URL.Path),
-		slog.Int("status", st.status), slog.Duration("duration", time.Since(start)),
-		slog.String("ip", st.ip), slog.String("auth", st.cred.String()),
-	)
+	// The record is what Logger.LogAttrs would make, built here so that
+	// the call site's PC is found once, not by runtime.Callers on every
+	// request (the only use of the PC is a handler's AddSource).
+	now := time.Now()
+	h := s.o.Logger.Handler()
+	if !h.Enabled(st, slog.LevelInfo) {
+		return
+	}
+	pc := requestLogPC.Load()
+	if pc == 0 {
+		var pcs [1]uintptr
+		runtime.Callers(1, pcs[:]) // this line of ServeHTTP
+		pc = pcs[0]
+		requestLogPC.Store(pc)
+	}
+	line := slog.NewRecord(now, slog.LevelInfo, "request", pc)
+	// Path only: query strings carry codes, states and hints. The
+	// attributes go in with one AddAttrs: those past the five a Record
+	// holds inline then cost one allocation, not one per call.
+	var attrs [8]slog.Attr
+	attrs[0], attrs[1] = slog.String("method", r.Method), slog.String("path", r.URL.Path)
+	attrs[2], attrs[3] = slog.Int("status", st.status), slog.Duration("duration", now.Sub(start))
+	attrs[4], attrs[5] = slog.String("ip", st.ip), slog.String("auth", st.cred.String())
+	n := 6
 	if st.resolved && st.identity.UserID != "" {
-		attrs = append(attrs, slog.String("user", st.identity.UserID))
+		attrs[n] = slog.String("user", st.identity.UserID)
+		n++
 	}
 	if st.note != "" {
-		attrs = append(attrs, slog.String("note", st.note))
+		attrs[n] = slog.String("note", st.note)
+		n++
 	}
-	s.o.Logger.LogAttrs(r.Context(), slog.LevelInfo, "request", attrs...)
+	line.AddAttrs(attrs[:n]...)
+	_ = h.Handle(st, line)
 }
+
+// requestLogPC is the PC of the request log line's call site, once found.
+var requestLogPC atomic.Uintptr
 
 // headerBytes is about what the header fields took on the wire.
 func headerBytes(r *http.Request) int {
@@ -454,12 +526,16 @@ var jsonEncoders = sync.Pool{New: func() any {
 	return e
 }}
 
-func seconds(d time.Duration) string {
+func seconds(d time.Duration) string { return strconv.FormatInt(wholeSeconds(d), 10) }
+
+// wholeSeconds is d rounded up to whole seconds, at least 1 (what
+// Retry-After and X-RateLimit-Reset say).
+func wholeSeconds(d time.Duration) int64 {
 	s := int64((d + time.Second - 1) / time.Second)
 	if s < 1 {
 		s = 1
 	}
-	return strconv.FormatInt(s, 10)
+	return s
 }
 
 // internalError logs err and answers 500 without details.
