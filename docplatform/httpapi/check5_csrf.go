@@ -1,13 +1,16 @@
 package httpapi
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"hash"
 	"net/http"
 	"strings"
+	"unsafe"
 )
 
 // csrfCheck is check 5: a state-changing request that a cookie
@@ -91,15 +94,51 @@ func (s *Server) csrfToken(access, refresh string) string {
 		hex.EncodeToString(s.csrfMAC(csrfForRefresh, refresh, nonce))
 }
 
+// csrfMAC is the MAC binding nonce to credential for b, in a slice of its
+// own.
 func (s *Server) csrfMAC(b csrfBinding, credential string, nonce []byte) []byte {
-	m := hmac.New(sha256.New, s.csrfKey)
-	cred := sha256.Sum256([]byte(credential))
-	m.Write([]byte(b))
-	m.Write([]byte{0})
-	m.Write(cred[:])
-	m.Write(nonce)
-	return m.Sum(nil)[:csrfMACBytes]
+	c := s.csrfHasher()
+	mac := bytes.Clone(c.mac(b, credential, nonce))
+	s.csrfHashers.Put(c)
+	return mac
 }
+
+// csrfHasherState computes CSRF MACs. Every cookie-authenticated write
+// checks one, so it is kept in a pool (Server.csrfHashers) with the
+// buffers its inputs and sum need: a keyed HMAC costs five allocations
+// to set up, and a buffer handed to the hash's Write or Sum escapes.
+type csrfHasherState struct {
+	hmac  hash.Hash // keyed with Server.csrfKey
+	cred  [sha256.Size]byte
+	nonce [csrfNonceBytes]byte
+	sum   [sha256.Size]byte
+}
+
+func (s *Server) csrfHasher() *csrfHasherState {
+	if c, _ := s.csrfHashers.Get().(*csrfHasherState); c != nil {
+		return c
+	}
+	return &csrfHasherState{hmac: hmac.New(sha256.New, s.csrfKey)}
+}
+
+var zeroByte = []byte{0}
+
+// mac is HMAC(b, 0, SHA-256(credential), nonce) cut to csrfMACBytes: the
+// binding of nonce to credential for b. The slice is c's own, valid until
+// c is used again.
+func (c *csrfHasherState) mac(b csrfBinding, credential string, nonce []byte) []byte {
+	c.cred = sha256.Sum256(readOnlyBytes(credential))
+	c.hmac.Reset() // its keyed initial state
+	c.hmac.Write(readOnlyBytes(string(b)))
+	c.hmac.Write(zeroByte)
+	c.hmac.Write(c.cred[:])
+	c.hmac.Write(nonce)
+	return c.hmac.Sum(c.sum[:0])[:csrfMACBytes]
+}
+
+// readOnlyBytes is s's bytes without a copy, for functions that only read
+// their argument (a hash's Write): nothing may write to them.
+func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // csrfBound reports whether tok is a token this platform signed for the
 // given credential (constant time in the MAC comparison).
@@ -107,20 +146,29 @@ func (s *Server) csrfBound(tok string, b csrfBinding, credential string) bool {
 	if len(tok) != csrfTokenLen || credential == "" {
 		return false
 	}
-	parts := strings.Split(tok, ".")
-	if len(parts) != 3 {
+	// Three parts: two dots and no third.
+	noncePart, rest, ok1 := strings.Cut(tok, ".")
+	accessPart, refreshPart, ok2 := strings.Cut(rest, ".")
+	if !ok1 || !ok2 || strings.Contains(refreshPart, ".") {
 		return false
 	}
-	macPart := parts[1]
+	macPart := accessPart
 	if b == csrfForRefresh {
-		macPart = parts[2]
+		macPart = refreshPart
 	}
-	nonce, err1 := hex.DecodeString(parts[0])
-	mac, err2 := hex.DecodeString(macPart)
-	if err1 != nil || err2 != nil || len(nonce) != csrfNonceBytes || len(mac) != csrfMACBytes {
+	if len(noncePart) != 2*csrfNonceBytes || len(macPart) != 2*csrfMACBytes {
 		return false
 	}
-	return hmac.Equal(mac, s.csrfMAC(b, credential, nonce))
+	c := s.csrfHasher()
+	defer s.csrfHashers.Put(c)
+	var mac [csrfMACBytes]byte
+	if _, err := hex.Decode(c.nonce[:], readOnlyBytes(noncePart)); err != nil {
+		return false
+	}
+	if _, err := hex.Decode(mac[:], readOnlyBytes(macPart)); err != nil {
+		return false
+	}
+	return hmac.Equal(mac[:], c.mac(b, credential, c.nonce[:]))
 }
 
 // echoedCSRF returns the token of a request that carries exactly one
@@ -144,11 +192,13 @@ func echoedCSRF(r *http.Request) (string, bool) {
 // onlyCookie returns the value of the request's one cookie called name;
 // ok is false when there is none or more than one.
 func onlyCookie(r *http.Request, name string) (string, bool) {
-	cs := r.CookiesNamed(name)
-	if len(cs) != 1 {
+	// namedCookie reads the cookies as CookiesNamed does, without its
+	// slice and Cookie.
+	v, n := namedCookie(r.Header, name)
+	if n != 1 {
 		return "", false
 	}
-	return cs[0].Value, true
+	return v, true
 }
 
 // refreshCSRF is the refresh endpoint's CSRF rule: the echoed token must

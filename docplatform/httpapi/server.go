@@ -111,6 +111,7 @@ type Server struct {
 	apiKeyMAC      []byte
 	apiKeyHMACs    sync.Pool // of hash.Hash keyed with apiKeyMAC
 	csrfKey        []byte
+	csrfHashers    sync.Pool // of *csrfHasherState
 	failures       ratelimit.Failures
 	uses           *useRecorder
 	frontendOrigin string
