@@ -90,14 +90,22 @@ func (r *Resolver) ClientIP(req *http.Request) string {
 	}
 	client := peer
 	values := req.Header.Values("X-Forwarded-For")
-	// Several header lines are one list in order (RFC 9110 §5.3).
+	// Several header lines are one list in order (RFC 9110 §5.3). Each
+	// line's entries are taken from the right, cut in place (no slice of
+	// them per request).
 	for i := len(values) - 1; i >= 0; i-- {
-		entries := strings.Split(values[i], ",")
-		for j := len(entries) - 1; j >= 0; j-- {
-			if strings.TrimSpace(entries[j]) == "" {
+		rest := values[i]
+		for more := true; more; {
+			var entry string
+			if j := strings.LastIndexByte(rest, ','); j >= 0 {
+				entry, rest = rest[j+1:], rest[:j]
+			} else {
+				entry, more = rest, false
+			}
+			if strings.TrimSpace(entry) == "" {
 				continue // "a,,b" or a trailing comma: no hop there
 			}
-			a, ok := parseHop(entries[j])
+			a, ok := parseHop(entry)
 			if !ok {
 				// A garbled hop was written by someone we cannot vouch for;
 				// the last address we could check is as far as we go.
@@ -105,7 +113,7 @@ func (r *Resolver) ClientIP(req *http.Request) string {
 			}
 			client = a
 			if !r.Trusts(a) {
-				return a.String()
+				return addrText(a, hopText(entry))
 			}
 		}
 	}
@@ -120,13 +128,24 @@ func (r *Resolver) ClientIP(req *http.Request) string {
 // client's address again.
 func peerText(peer netip.Addr, remoteAddr string) string {
 	if i := strings.LastIndexByte(remoteAddr, ':'); i > 0 && peer.Is4() {
-		var buf [len("255.255.255.255")]byte
-		if host := remoteAddr[:i]; string(peer.AppendTo(buf[:0])) == host {
-			return host
-		}
+		return addrText(peer, remoteAddr[:i])
 	}
 	return peer.String()
 }
+
+// addrText is a.String(): text itself when it already spells a so (an
+// entry of X-Forwarded-For as a proxy wrote it, the host part of the
+// connection's address), without formatting and allocating it again.
+func addrText(a netip.Addr, text string) string {
+	var buf [len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")]byte
+	if len(text) <= len(buf) && string(a.AppendTo(buf[:0])) == text {
+		return text
+	}
+	return a.String()
+}
+
+// hopText is an X-Forwarded-For entry's text as parseHop reads it first.
+func hopText(s string) string { return strings.Trim(strings.TrimSpace(s), `"`) }
 
 func parseHostPort(s string) (netip.Addr, bool) {
 	if ap, err := netip.ParseAddrPort(s); err == nil {
@@ -146,7 +165,7 @@ func parseHostPort(s string) (netip.Addr, bool) {
 // parseHop reads one X-Forwarded-For entry; proxies sometimes append a port
 // or brackets, or quote the entry as in RFC 7239's Forwarded header.
 func parseHop(s string) (netip.Addr, bool) {
-	s = strings.Trim(strings.TrimSpace(s), `"`)
+	s = hopText(s)
 	if s == "" {
 		return netip.Addr{}, false
 	}

@@ -2,9 +2,11 @@ package clientip_test
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"strings"
 	"testing"
 
 	"github.com/govkit/govkit/internal/clientip"
@@ -125,7 +127,118 @@ func FuzzClientIP(f *testing.F) {
 		if got == "" && remote != "" {
 			t.Fatalf("empty client IP for remote %q", remote)
 		}
+		if want := referenceClientIP(r, req); got != want {
+			t.Fatalf("trusted %q, remote %q, X-Forwarded-For %q: %q, the plain walk says %q", trusted, remote, xff, got, want)
+		}
 	})
+}
+
+// referenceClientIP is the walk of X-Forwarded-For as it was written
+// before ClientIP cut the entries in place: the header split into its
+// entries, the answer formatted by String. ClientIP must agree with it.
+func referenceClientIP(r *clientip.Resolver, req *http.Request) string {
+	peerText := func(a netip.Addr) string { return a.String() }
+	parseHostPort := func(s string) (netip.Addr, bool) {
+		if ap, err := netip.ParseAddrPort(s); err == nil {
+			return ap.Addr().Unmap(), true
+		}
+		host, _, err := net.SplitHostPort(s)
+		if err != nil {
+			host = s
+		}
+		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
+		if err != nil {
+			return netip.Addr{}, false
+		}
+		return a.Unmap(), true
+	}
+	peer, ok := parseHostPort(req.RemoteAddr)
+	if !ok {
+		return req.RemoteAddr
+	}
+	if !r.Trusts(peer) {
+		return peerText(peer)
+	}
+	client := peer
+	values := req.Header.Values("X-Forwarded-For")
+	for i := len(values) - 1; i >= 0; i-- {
+		entries := strings.Split(values[i], ",")
+		for j := len(entries) - 1; j >= 0; j-- {
+			if strings.TrimSpace(entries[j]) == "" {
+				continue
+			}
+			s := strings.Trim(strings.TrimSpace(entries[j]), `"`)
+			if s == "" {
+				return client.String()
+			}
+			a, err := netip.ParseAddr(s)
+			if err == nil {
+				a = a.Unmap()
+			} else if a, ok = parseHostPort(s); !ok {
+				return client.String()
+			}
+			client = a
+			if !r.Trusts(a) {
+				return a.String()
+			}
+		}
+	}
+	return client.String()
+}
+
+// The table's cases and some hostile headers agree with the plain walk.
+func TestClientIPAgreesWithThePlainWalk(t *testing.T) {
+	trusted := []string{"", "10.0.0.0/8", "10.0.0.0/8, fd00::/8", "0.0.0.0/0, ::/0"}
+	remotes := []string{"10.1.2.3:80", "[fd00::1]:443", "203.0.113.7:5555", "[::ffff:10.0.0.1]:1", "garbage"}
+	xffs := []string{"", ",", " , ,", "198.51.100.1", "1.1.1.1, 198.51.100.1", `"198.51.100.1", 10.0.0.2`,
+		"2001:db8::5, 10.0.0.2", "2001:DB8:0::5", "198.051.100.1", "[2001:db8::5]:80", "fe80::1%eth0",
+		"10.0.0.1,10.0.0.2,,10.0.0.3", "unknown, 10.0.0.9", "::ffff:198.51.100.1", " 198.51.100.1\t"}
+	for _, tr := range trusted {
+		r, err := clientip.Parse(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, remote := range remotes {
+			for _, x := range xffs {
+				for _, y := range []string{"", "10.9.9.9", "203.0.113.9, 10.0.0.4"} {
+					req := httptest.NewRequest("GET", "/", nil)
+					req.RemoteAddr = remote
+					for _, v := range []string{y, x} {
+						if v != "" {
+							req.Header.Add("X-Forwarded-For", v)
+						}
+					}
+					if got, want := r.ClientIP(req), referenceClientIP(r, req); got != want {
+						t.Errorf("trusted %q, remote %q, X-Forwarded-For %q: %q, want %q", tr, remote, req.Header.Values("X-Forwarded-For"), got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// Behind a trusted proxy, a client address the proxy wrote in its
+// canonical form is that text: no allocation per request either.
+func TestClientIPBehindAProxyAllocatesNothing(t *testing.T) {
+	r, err := clientip.Parse("10.0.0.0/8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ xff, want string }{
+		{"1.1.1.1, 198.51.100.1, 10.2.2.2", "198.51.100.1"},
+		{"2001:db8::5", "2001:db8::5"},
+	} {
+		req := httptest.NewRequest("GET", "/", nil)
+		req.RemoteAddr = "10.1.2.3:80"
+		req.Header.Set("X-Forwarded-For", c.xff)
+		if n := testing.AllocsPerRun(100, func() {
+			if got := r.ClientIP(req); got != c.want {
+				t.Fatalf("%q: %q", c.xff, got)
+			}
+		}); n != 0 {
+			t.Errorf("%q: %v allocations per call", c.xff, n)
+		}
+	}
 }
 
 func TestLimitKey(t *testing.T) {
