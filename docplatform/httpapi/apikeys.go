@@ -35,14 +35,16 @@ func (s *Server) newAPIKey() (key, prefix string, hash []byte) {
 	b := make([]byte, 32)
 	rand.Read(b)
 	key = APIKeyPrefix + base64.RawURLEncoding.EncodeToString(b)
-	return key, key[:displayLen], s.hashAPIKey(key)
+	return key, key[:displayLen], s.appendAPIKeyHash(nil, key)
 }
 
-// hashAPIKey is the key's lookup hash: HMAC-SHA-256 under a key derived
+// appendAPIKeyHash appends the key's lookup hash: HMAC-SHA-256 under a key derived
 // from COOKIE_SECRET. Keys are 256 random bits, so a keyed hash is as good
 // as a slow one and lets a request find its key with one indexed read;
 // without the secret a stolen table cannot even be checked against guesses.
-func (s *Server) hashAPIKey(key string) []byte {
+//
+// The sum is appended to dst, so a request can keep it in its state.
+func (s *Server) appendAPIKeyHash(dst []byte, key string) []byte {
 	// A keyed HMAC costs five allocations to set up (two SHA-256 states
 	// and the pads); every API-key request needs one, so they are reused.
 	// Reset returns a used one to its keyed initial state.
@@ -53,7 +55,7 @@ func (s *Server) hashAPIKey(key string) []byte {
 	m.Reset()
 	// Write only reads the key's bytes: no copy of the string.
 	m.Write(unsafe.Slice(unsafe.StringData(key), len(key)))
-	sum := m.Sum(nil)
+	sum := m.Sum(dst)
 	s.apiKeyHMACs.Put(m)
 	return sum
 }

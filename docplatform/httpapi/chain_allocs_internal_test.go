@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/sqlstore"
 	"github.com/govkit/govkit/docplatform/sso"
 	"github.com/govkit/govkit/docplatform/sso/ssotest"
@@ -155,6 +156,62 @@ func TestChainAllocations(t *testing.T) {
 		}
 		if n != 0 {
 			t.Errorf("%v allocations, want none", n)
+		}
+	})
+
+	// Checks 3 and 4 ask the store; on SQLite its answers come from the
+	// exact access cache once read, and with nothing committed its check
+	// runs no statement (the WAL-index header): the checks then allocate
+	// nothing either.
+	ctx := context.Background()
+	user, err := store.UpsertUser(ctx, docplatform.User{ID: "alloc-user", Email: "alloc@example.test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	group, err := store.CreateGroup(ctx, "alloc group", "", user.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.SetMembership(ctx, docplatform.Membership{UserID: user.ID, GroupID: group.ID, Role: docplatform.RoleMember}); err != nil {
+		t.Fatal(err)
+	}
+	rawKey, prefix, hash := s.newAPIKey()
+	if _, err := store.CreateAPIKey(ctx, docplatform.APIKey{GroupID: group.ID, Prefix: prefix, Hash: hash}); err != nil {
+		t.Fatal(err)
+	}
+	groupRoute := &Route{Method: "GET", Pattern: "/alloc/groups/{groupId}", Access: Group(FromPath, "groupId", docplatform.RoleMember).WithAPIKey(), Handler: noop}
+	groupRequest := func() *http.Request {
+		r := httptest.NewRequest("GET", "/alloc/groups/"+group.ID, nil)
+		r.SetPathValue("groupId", group.ID)
+		return r
+	}
+	t.Run("checks 3 and 4, API key", func(t *testing.T) {
+		req := groupRequest()
+		req.Header.Set("X-API-Key", rawKey)
+		r, st := withState(req)
+		if n := count(t, s.apiKeyCheck(groupRoute)(s.identityCheck(groupRoute)(next)), r, st); n != 0 {
+			t.Errorf("%v allocations, want none", n)
+		}
+		if st.cred != credAPIKey || st.identity.GroupRoles[group.ID] != docplatform.RoleMember {
+			t.Errorf("credential %v, identity %+v", st.cred, st.identity)
+		}
+	})
+	t.Run("check 4, a token's user", func(t *testing.T) {
+		r, st := withState(groupRequest())
+		h := s.identityCheck(groupRoute)(next)
+		n := testing.AllocsPerRun(200, func() {
+			w.reset()
+			st.cred, st.token.Subject, st.resolved = credCookie, user.ID, false
+			h.ServeHTTP(w, r)
+			if w.status >= 400 {
+				t.Fatalf("status %d", w.status)
+			}
+		})
+		if n != 0 {
+			t.Errorf("%v allocations, want none", n)
+		}
+		if !st.resolved || st.identity.UserID != user.ID {
+			t.Errorf("identity %+v", st.identity)
 		}
 	})
 }

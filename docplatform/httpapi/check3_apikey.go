@@ -41,7 +41,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				httperr.Write(w, http.StatusTooManyRequests, "Too many failed API key attempts")
 				return
 			}
-			grant, err := s.o.Store.APIKeyGrant(ctx, s.hashAPIKey(raw))
+			grant, err := s.o.Store.APIKeyGrant(ctx, s.appendAPIKeyHash(st.keyHash[:0], raw))
 			if errors.Is(err, docplatform.ErrNotFound) {
 				if err := s.failures.Fail(ctx, failKey); err != nil {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))

@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -285,6 +286,8 @@ type reqState struct {
 	// rlRemaining and rlReset back check 1's X-RateLimit-Remaining and
 	// -Reset header values, so they cost no slice allocation of their own.
 	rlRemaining, rlReset [1]string
+	// keyHash holds check 3's lookup hash of the request's API key.
+	keyHash [sha256.Size]byte
 	// req is the request as the chain and the handler see it: r with the
 	// state as its context. Held here, it is allocated with the state
 	// instead of by WithContext on its own.

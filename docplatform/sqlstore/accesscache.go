@@ -95,6 +95,10 @@ func newAccessCache(open func() (driver.Conn, error)) *accessCache {
 // data_version could not be read: the caller must then go to the
 // database and leave the cache alone.
 //
+// Most checks do not ask SQLite: when the WAL-index header (walHeader)
+// reads as it did just before the last data_version read, nothing was
+// committed since, and that read's value still holds.
+//
 // Calls that queue for the watch connection share checks: a check that
 // began after a call did read data_version after every commit that had
 // returned before the call, so it answers for that call too. When one
@@ -111,8 +115,11 @@ func (c *accessCache) check() (gen uint64, err error) {
 	if c.checks.Load() != arrived && c.known {
 		return c.gen.Load(), nil
 	}
-	c.checks.Add(1)
-	v, err := c.watch.version()
+	v, same := c.watch.unchanged()
+	if !same {
+		c.checks.Add(1)
+		v, err = c.watch.version()
+	}
 	if err != nil || !c.known || v != c.last {
 		c.flush()
 		c.last, c.known = v, err == nil
@@ -199,6 +206,11 @@ func (c *accessCache) close() error {
 // arguments and no cancellable context, its one value read into a reused
 // slice — about a third of the allocations of database/sql's path. A
 // connection is used by one goroutine at a time: mu serialises the checks.
+//
+// Once the connection has read through the WAL it also maps the file's
+// WAL-index header (walHeader): unchanged answers from it, without a
+// statement, allocation or lock in SQLite, when nothing was committed
+// since the last read.
 type versionWatch struct {
 	open func() (driver.Conn, error)
 
@@ -207,6 +219,18 @@ type versionWatch struct {
 	stmt   driver.StmtQueryContext
 	dest   []driver.Value
 	closed bool
+
+	// hdr is the mapped header (nil before the first read, where it
+	// cannot be mapped, and after a fault); mapTried says this connection
+	// tried. snap is its reading taken just before the data_version read
+	// that returned snapVersion; snapOK says both hold.
+	hdr         *walHeader
+	mapTried    bool
+	snap        walHeaderValue
+	snapVersion int64
+	snapOK      bool
+	// reads counts the data_version statements run (for tests).
+	reads uint64
 }
 
 var errWatchClosed = errors.New("sqlstore: store closed")
@@ -223,12 +247,98 @@ func (w *versionWatch) version() (int64, error) {
 			return 0, err
 		}
 	}
+	// The header is read before the statement: a commit that lands
+	// between the two is in v but not in snap, so the next check finds
+	// the header changed and asks again — never the other way round.
+	var snap walHeaderValue
+	snapOK := false
+	if w.hdr != nil {
+		if snap, snapOK = w.hdr.read(); !snapOK {
+			w.unmap()
+		}
+	}
 	v, err := w.read()
 	if err != nil {
 		w.drop()
 		return 0, fmt.Errorf("sqlstore: read data_version: %w", err)
 	}
+	w.reads++
+	w.snap, w.snapVersion, w.snapOK = snap, v, snapOK
+	if !w.mapTried {
+		// After a read, so this connection holds the -shm file open.
+		w.mapTried = true
+		w.hdr = w.mapHeader()
+	}
 	return v, nil
+}
+
+// unchanged returns the last data_version read when the WAL-index header
+// shows that nothing was committed since; same is false when it cannot
+// tell (no mapping, no reading to compare, a fault) or something may have
+// been. The caller holds mu.
+func (w *versionWatch) unchanged() (v int64, same bool) {
+	if w.hdr == nil || !w.snapOK {
+		return 0, false
+	}
+	now, ok := w.hdr.read()
+	if !ok {
+		w.unmap()
+		return 0, false
+	}
+	return w.snapVersion, now == w.snap
+}
+
+// mapHeader maps the database's -shm file when the database is in WAL
+// mode; nil when it is not or cannot be (checks then always ask SQLite).
+func (w *versionWatch) mapHeader() *walHeader {
+	mode, err := w.pragmaText(`PRAGMA journal_mode`, 0)
+	if err != nil || mode != "wal" {
+		return nil
+	}
+	// database_list: seq, name, file — main is the first row.
+	file, err := w.pragmaText(`PRAGMA database_list`, 2)
+	if err != nil || file == "" {
+		return nil
+	}
+	h, err := mapWALHeader(file + "-shm")
+	if err != nil {
+		return nil
+	}
+	return h
+}
+
+// pragmaText runs a pragma on the watch connection and returns column col
+// of its first row as text.
+func (w *versionWatch) pragmaText(query string, col int) (string, error) {
+	st, err := w.conn.(driver.ConnPrepareContext).PrepareContext(context.Background(), query)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	rows, err := st.(driver.StmtQueryContext).QueryContext(context.Background(), nil)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if col >= len(dest) {
+		return "", fmt.Errorf("%s: %d columns", query, len(dest))
+	}
+	if err := rows.Next(dest); err != nil {
+		return "", err
+	}
+	switch v := dest[col].(type) {
+	case string:
+		return v, nil
+	case []byte:
+		return string(v), nil
+	}
+	return "", fmt.Errorf("%s: column %d of type %T", query, col, dest[col])
+}
+
+func (w *versionWatch) unmap() {
+	w.hdr.close()
+	w.hdr, w.snapOK = nil, false
 }
 
 func (w *versionWatch) connect() error {
@@ -289,6 +399,10 @@ func (w *versionWatch) drop() error {
 	if st, ok := w.stmt.(driver.Stmt); ok {
 		err = st.Close()
 	}
+	// Unmapped before the connection closes: the mapping is safe only
+	// while the connection keeps the -shm file open.
+	w.unmap()
+	w.mapTried = false
 	err = errors.Join(err, w.conn.Close())
 	w.conn, w.stmt, w.dest = nil, nil, nil
 	return err

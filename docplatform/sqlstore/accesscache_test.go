@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -383,8 +384,98 @@ func TestAccessCacheHitAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	t.Logf("allocations: data_version check %v, Access hit %v, APIKeyGrant hit %v", check, hit, key)
-	if hit != check || key != check {
-		t.Errorf("a hit allocates %v (Access) and %v (APIKeyGrant), the check alone %v", hit, key, check)
+	t.Logf("allocations: check %v, Access hit %v, APIKeyGrant hit %v", check, hit, key)
+	// With nothing committed the check answers from the WAL-index header:
+	// no statement, so nothing allocated anywhere on a hit.
+	if check != 0 || hit != 0 || key != 0 {
+		t.Errorf("a hit allocates %v (Access) and %v (APIKeyGrant), the check %v; want 0", hit, key, check)
+	}
+}
+
+// With nothing committed, checks answer from the WAL-index header and run
+// no statement; a commit by any connection — this Store's writer, a
+// second Store, a plain handle on the file — makes the next check ask
+// SQLite, which then sees it and drops the cache.
+func TestWALHeaderAnswersChecksUntilACommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "platform.db")
+	s := openT(t, path)
+	other := openT(t, path)
+	db, err := sql.Open("sqlite", path)
+	noErr(t, err)
+	defer db.Close()
+	u := mkUser(t, s)
+	if _, err := s.ac.check(); err != nil {
+		t.Fatal(err)
+	}
+	if s.ac.watch.hdr == nil {
+		t.Fatal("the WAL-index header is not mapped on a WAL database")
+	}
+	reads := func() uint64 {
+		s.ac.watch.mu.Lock()
+		defer s.ac.watch.mu.Unlock()
+		return s.ac.watch.reads
+	}
+	check := func() uint64 {
+		t.Helper()
+		gen, err := s.ac.check()
+		noErr(t, err)
+		return gen
+	}
+	gen := check()
+	before := reads()
+	for range 10 {
+		if _, err := s.Access(ctx, u.ID); err != nil {
+			t.Fatal(err)
+		}
+		if g := check(); g != gen {
+			t.Fatalf("generation moved from %d to %d with no commit", gen, g)
+		}
+	}
+	if n := reads() - before; n != 0 {
+		t.Fatalf("%d data_version statements for checks with nothing committed, want 0", n)
+	}
+	for _, c := range []struct {
+		by    string
+		write func() error
+	}{
+		{"this Store's writer", func() error { return s.SetSystemAdmin(ctx, u.ID, true) }},
+		{"a second Store", func() error { return other.SetSystemAdmin(ctx, u.ID, false) }},
+		{"a plain handle", func() error {
+			_, err := db.ExecContext(ctx, `UPDATE users SET name = 'renamed' WHERE id = ?`, u.ID)
+			return err
+		}},
+	} {
+		noErr(t, c.write())
+		before := reads()
+		g := check()
+		if reads() == before {
+			t.Fatalf("after a commit by %s the check did not ask SQLite", c.by)
+		}
+		if g == gen {
+			t.Fatalf("after a commit by %s the cache was not dropped", c.by)
+		}
+		gen = g
+		if check() != gen || reads() != before+1 {
+			t.Fatalf("after a commit by %s, the next check without a commit asked SQLite again or moved", c.by)
+		}
+	}
+}
+
+// A mapping whose file shrank under it faults on read; read reports it
+// instead of the fault ending the process.
+func TestWALHeaderFaultIsReported(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x-shm")
+	noErr(t, os.WriteFile(path, make([]byte, 4096), 0o600))
+	h, err := mapWALHeader(path)
+	if err != nil {
+		t.Skip("no shared mapping here:", err)
+	}
+	defer h.close()
+	if _, ok := h.read(); !ok {
+		t.Fatal("read of a mapped file failed")
+	}
+	noErr(t, os.Truncate(path, 0))
+	if _, ok := h.read(); ok {
+		t.Fatal("read past the end of a truncated file reported no fault")
 	}
 }
