@@ -288,6 +288,9 @@ type reqState struct {
 	rlRemaining, rlReset [1]string
 	// keyHash holds check 3's lookup hash of the request's API key.
 	keyHash [sha256.Size]byte
+	// logRest holds the request log line's attributes after the first
+	// four (ServeHTTP).
+	logRest [4]slog.Attr
 	// req is the request as the chain and the handler see it: r with the
 	// state as its context. Held here, it is allocated with the state
 	// instead of by WithContext on its own.
@@ -414,23 +417,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		requestLogPC.Store(pc)
 	}
 	line := slog.NewRecord(now, slog.LevelInfo, "request", pc)
-	// Path only: query strings carry codes, states and hints. The
-	// attributes go in with one AddAttrs: those past the five a Record
-	// holds inline then cost one allocation, not one per call.
-	var attrs [8]slog.Attr
-	attrs[0], attrs[1] = slog.String("method", r.Method), slog.String("path", r.URL.Path)
-	attrs[2], attrs[3] = slog.Int("status", st.status), slog.Duration("duration", now.Sub(start))
-	attrs[4], attrs[5] = slog.String("ip", st.ip), slog.String("auth", st.cred.String())
-	n := 6
+	// Path only: query strings carry codes, states and hints. A Record
+	// holds five attributes inline and allocates for more, and a line has
+	// six to eight: the first four — what readers of the request log look
+	// for (devlog's request line) — go in as they are, the rest in one
+	// group with an empty key, which every handler inlines (slog.Handler's
+	// contract; the JSON and text handlers write the same line as for
+	// eight plain attributes). The group's attributes live in the state.
+	rest := append(st.logRest[:0], slog.String("ip", st.ip), slog.String("auth", st.cred.String()))
 	if st.resolved && st.identity.UserID != "" {
-		attrs[n] = slog.String("user", st.identity.UserID)
-		n++
+		rest = append(rest, slog.String("user", st.identity.UserID))
 	}
 	if st.note != "" {
-		attrs[n] = slog.String("note", st.note)
-		n++
+		rest = append(rest, slog.String("note", st.note))
 	}
-	line.AddAttrs(attrs[:n]...)
+	line.AddAttrs(slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.Int("status", st.status), slog.Duration("duration", now.Sub(start)),
+		slog.Attr{Value: slog.GroupValue(rest...)})
 	_ = h.Handle(st, line)
 }
 
