@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/govkit/govkit/internal/cliflags"
 	"github.com/govkit/govkit/internal/devlog"
 	"github.com/govkit/govkit/notify/httpapi"
 )
@@ -116,15 +117,8 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 		fmt.Fprint(io.err, devUsage)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := cliflags.Parse(fs, args); !ok {
+		return code
 	}
 	if o.tokenLifetime < time.Second {
 		fmt.Fprintln(io.err, "govkit dev: --token-lifetime must be at least 1s")

@@ -2,7 +2,6 @@ package platform
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/govkit/govkit/docplatform/config"
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 // Serve is `govkit docplatform serve`: the production platform, configured
@@ -35,15 +35,8 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := cliflags.Parse(fs, args); !ok {
+		return code
 	}
 	cfg, err := config.Load(getenv, *dataDir)
 	if err != nil {

@@ -2,7 +2,6 @@ package clientip_test
 
 import (
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -137,27 +136,13 @@ func FuzzClientIP(f *testing.F) {
 // before ClientIP cut the entries in place: the header split into its
 // entries, the answer formatted by String. ClientIP must agree with it.
 func referenceClientIP(r *clientip.Resolver, req *http.Request) string {
-	peerText := func(a netip.Addr) string { return a.String() }
-	parseHostPort := func(s string) (netip.Addr, bool) {
-		if ap, err := netip.ParseAddrPort(s); err == nil {
-			return ap.Addr().Unmap(), true
-		}
-		host, _, err := net.SplitHostPort(s)
-		if err != nil {
-			host = s
-		}
-		a, err := netip.ParseAddr(strings.Trim(host, "[]"))
-		if err != nil {
-			return netip.Addr{}, false
-		}
-		return a.Unmap(), true
-	}
+	parseHostPort := clientip.ParseHostPort
 	peer, ok := parseHostPort(req.RemoteAddr)
 	if !ok {
 		return req.RemoteAddr
 	}
 	if !r.Trusts(peer) {
-		return peerText(peer)
+		return peer.String()
 	}
 	client := peer
 	values := req.Header.Values("X-Forwarded-For")

@@ -2,10 +2,11 @@ package httpapi
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
+
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 // Main is `govkit notify serve`: flags --dir (the deployment directory,
@@ -26,15 +27,8 @@ func Main(ctx context.Context, args []string, env map[string]string, stdout, std
 		fmt.Fprintln(stderr, "Environment: NODE_ENV (config.<NODE_ENV>.* files), NOTIFYBC_NODE_ROLE (unset, primary or secondary).")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := cliflags.Parse(fs, args); !ok {
+		return code
 	}
 	o.Env = env
 	o.Log = stderr

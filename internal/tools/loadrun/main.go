@@ -20,7 +20,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,6 +30,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 func main() {
@@ -77,15 +78,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "Usage: go run ./internal/tools/loadrun [flags]")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := cliflags.Parse(fs, args); !ok {
+		return code
 	}
 	if stores == "" {
 		stores = "sqlite"
