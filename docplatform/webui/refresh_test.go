@@ -176,6 +176,10 @@ func TestSharedRefreshOn401(t *testing.T) {
 	w.group("Finance", map[string]docplatform.Role{"alice": docplatform.RoleMember})
 	b := newBrowser(t, w, 1280, 900)
 	b.signIn("alice")
+	// The landing page (Documents) asks for its list after the name shows:
+	// had that request left after the cookie went, its 401 would start the
+	// refresh before the Groups page asked for anything.
+	b.untilServer("the landing page's request", func() bool { return len(w.served("/api/documents")) > 0 })
 
 	// The access cookie goes, as when the token expires: the Groups page's
 	// two requests, sent together, both come back 401.
