@@ -55,6 +55,20 @@
 // A bounce that cannot be parsed as a MIME message is answered 451 and
 // nothing is written.
 //
+// # Wrong codes
+//
+// The code of every un- and bn- recipient is checked at RCPT by
+// notify/subscription's CheckCode, against the budgets of wrong codes the
+// API's verify, unsubscribe and undo routes spend (AttemptLimits: per client
+// address and per subscription, in Redis when the queue is, so every node
+// counts into the same budgets). A wrong un- code is answered 550; a wrong
+// bn- code is accepted and dropped, as in the original, but counted; once
+// a budget is spent the recipient is answered 450 4.7.1 before its code is
+// compared, so that five-digit codes cannot be walked by mail any faster
+// than over HTTP. The unsubscription a passed threshold makes
+// (UnsubscribeBounced) neither checks nor charges a budget: every bounce
+// it counted had its code checked.
+//
 // Bounce records are updated by read-modify-write under a lock taken in the
 // store (mongostore's Lock) per address, so that two bounces at once, at
 // one node or at two, never lose a count: FerretDB v1, the embedded store,

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
@@ -37,6 +39,59 @@ var (
 	errNullSender     = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "List-unsubscribe mail must come from the subscriber's address"}
 	errUnsubscribeOff = &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 7, 1}, Message: "List-unsubscribe by email is disabled"}
 )
+
+// tooManyWrongCodes refuses a recipient while the client's or the
+// subscription's budget of wrong codes is spent: 450, so that a sending
+// server retries later, as the API's 429 asks with Retry-After.
+func tooManyWrongCodes(e *subscription.TooManyAttemptsError) *smtp.SMTPError {
+	return &smtp.SMTPError{Code: 450, EnhancedCode: smtp.EnhancedCode{4, 7, 1},
+		Message: fmt.Sprintf("Too many wrong codes, try again in %d seconds", max(1, int(math.Ceil(e.Wait.Seconds()))))}
+}
+
+// checkCode checks the code of an un- or bn- recipient at RCPT, against the
+// budgets of wrong codes the API's routes use (subscription.CheckCode): the
+// client (its address, an IPv6 one by its /64) and the subscription, shared
+// by every node when the queue is Redis. Once either is spent, the
+// recipient is refused with 450 before its code is compared.
+//
+// known is whether the recipient is kept for DATA. A list-unsubscribe
+// address with a wrong code or an unknown id is refused with 550. A bounce
+// address with a wrong code or an unknown id is accepted and dropped, as
+// in the original (a bounce is never answered with a bounce), but a wrong
+// code counts all the same.
+func (h *handler) checkCode(r recipient, client string) (known bool, err error) {
+	if r.kind == kindBounce && !h.bounce {
+		return false, nil // accepted and dropped: nothing to guess
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), processTimeout)
+	defer cancel()
+	_, err = h.subs.CheckCode(ctx, caller(client), r.id, r.code)
+	var tooMany *subscription.TooManyAttemptsError
+	var se *subscription.Error
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &tooMany):
+		h.log.Info("inbound mail: recipient refused, budget of wrong codes spent", "recipient", r.String(), "client", client)
+		return false, tooManyWrongCodes(tooMany)
+	case errors.As(err, &se) && (se.Status == http.StatusNotFound || se.Status == http.StatusForbidden):
+		what := "unknown subscription"
+		if se.Status == http.StatusForbidden {
+			what = "wrong code"
+		}
+		if r.kind == kindBounce {
+			h.log.Info("inbound mail: bounce dropped: "+what, "recipient", r.String(), "client", client)
+			return false, nil
+		}
+		h.log.Info("inbound mail: unsubscription refused: "+what, "recipient", r.String(), "client", client)
+		if se.Status == http.StatusNotFound {
+			return false, errNoSubscription
+		}
+		return false, errUnsubRefused
+	}
+	h.log.Error("inbound mail: code not checked", "recipient", r.String(), "err", err)
+	return false, errTryLater
+}
 
 // handler applies received mail to subscriptions and bounce records.
 type handler struct {
@@ -71,10 +126,15 @@ func (h *handler) unsubscribe(ctx context.Context, r recipient, from, client str
 		err = reply.Err
 	}
 	var se *subscription.Error
+	var tooMany *subscription.TooManyAttemptsError
 	switch {
 	case err == nil:
 		h.log.Info("inbound mail: unsubscribed", "recipient", r.String(), "client", client)
 		return nil
+	case errors.As(err, &tooMany):
+		// Other recipients of the same transaction spent a budget since
+		// this one's code was checked.
+		return tooManyWrongCodes(tooMany)
 	case errors.As(err, &se) && se.Status == http.StatusNotFound:
 		h.log.Info("inbound mail: unsubscription of an unknown subscription refused", "recipient", r.String(), "client", client)
 		return errNoSubscription
@@ -175,12 +235,11 @@ func (h *handler) record(ctx context.Context, sub *notify.Subscription, r recipi
 	if rec.HardBounceCount <= h.threshold {
 		return nil
 	}
-	// The unsubscription the API would make for the subscriber with its
-	// code: the code was checked above, the state is checked again there.
-	reply, err := h.subs.Unsubscribe(ctx, who, subscription.UnsubscribeRequest{
-		ID: sub.ID.Hex(), UnsubscriptionCode: sub.UnsubscriptionCode, UserChannelID: sub.UserChannelID,
-		AdditionalServices: []string{"_all"}, HTTPHost: h.httpHost,
-	})
+	// The unsubscription from all services the API would make with the
+	// code, which was checked at RCPT: it is not charged to (nor stopped
+	// by) the budgets of the server that delivered this last bounce. The
+	// state is checked again there.
+	reply, err := h.subs.UnsubscribeBounced(ctx, who, sub.ID.Hex(), h.httpHost)
 	if err == nil && reply != nil {
 		err = reply.Err
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/govkit/govkit/notify/httpapi/apitest"
 	"github.com/govkit/govkit/notify/inbound"
 	"github.com/govkit/govkit/notify/mailcatcher"
+	"github.com/govkit/govkit/notify/subscription"
 )
 
 func TestMain(m *testing.M) { apitest.Main(m) }
@@ -55,19 +56,33 @@ func (s *syncBuffer) String() string {
 // domain invalid.local, unsubThreshold 2).
 func start(t testing.TB, trees ...map[string]any) *env {
 	t.Helper()
-	e := &env{Env: apitest.Start(t, apitest.Options{Config: trees}), inboundLog: &syncBuffer{}}
+	return startWith(t, apitest.Options{Config: trees})
+}
+
+// startWith is start with apitest's options (a shared store of wrong-code
+// counters, say).
+func startWith(t testing.TB, o apitest.Options) *env {
+	t.Helper()
+	e := &env{Env: apitest.Start(t, o), inboundLog: &syncBuffer{}}
+	e.smtpAddr, e.stop = e.startInbound(t, e.App.Subscriptions)
+	return e
+}
+
+// startInbound starts an inbound server of e's service on loopback, with
+// subs as its subscription service: e's own, or another node's.
+func (e *env) startInbound(t testing.TB, subs *subscription.Service) (addr string, stop func(context.Context) error) {
+	t.Helper()
 	srv, _, err := inbound.New(inbound.Options{
-		Config: e.Config, Store: e.Store, Subscriptions: e.App.Subscriptions, HTTPHost: e.URL,
+		Config: e.Config, Store: e.Store, Subscriptions: subs, HTTPHost: e.URL,
 		Logger: slog.New(slog.NewTextHandler(e.inboundLog, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr, stop, err := srv.Start(context.Background(), "127.0.0.1:0")
+	addr, stop, err = srv.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.smtpAddr, e.stop = addr, stop
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -75,7 +90,7 @@ func start(t testing.TB, trees ...map[string]any) *env {
 			t.Errorf("stop: %v", err)
 		}
 	})
-	return e
+	return addr, stop
 }
 
 // send delivers msg to the inbound server in one SMTP transaction and

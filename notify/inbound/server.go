@@ -319,8 +319,16 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 			return errNullSender
 		}
 	}
-	// The same address twice is one recipient: a bounce counts once.
-	if !slices.Contains(ss.rcpts, r) {
+	// The same address twice is one recipient: a bounce counts once, and
+	// its code is checked once.
+	if slices.Contains(ss.rcpts, r) {
+		return nil
+	}
+	known, err := ss.s.h.checkCode(r, ss.client)
+	if err != nil {
+		return err
+	}
+	if known {
 		ss.rcpts = append(ss.rcpts, r)
 	}
 	if c := limited(ss.conn.Conn()); c != nil {

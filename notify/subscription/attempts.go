@@ -2,6 +2,7 @@ package subscription
 
 import (
 	"context"
+	"crypto/subtle"
 	"fmt"
 	"log/slog"
 	"math"
@@ -170,4 +171,37 @@ func (a *attempts) right(ctx context.Context, who notify.UserProfile, id notify.
 	if err := a.sub.Succeed(ctx, subKey(id)); err != nil {
 		a.log.Error("notify: wrong-code counters unavailable", "err", err)
 	}
+}
+
+// ErrWrongCode is a wrong unsubscription code given to CheckCode. It has
+// been counted against the caller's and the subscription's budgets.
+var ErrWrongCode = &Error{Status: http.StatusForbidden, Message: "wrong unsubscription code"}
+
+// CheckCode checks an unsubscription code given outside the API — mail to
+// the inbound SMTP server's un-{id}-{code} and bn-{id}-{code} addresses —
+// against the same budgets as the API's codes, so that guessing by mail
+// gets no more tries than guessing over HTTP: a caller or a subscription
+// whose budget is spent is refused with *TooManyAttemptsError before
+// anything is compared; a wrong code is ErrWrongCode and counts against
+// both; a right one renews the subscription's budget and returns the
+// subscription, in any state. The code matches as the API's unsubscribe
+// matches it: equal, or anything when the subscription has none. An
+// unknown id is a 404 *Error and counts against nobody, as on the API.
+func (s *Service) CheckCode(ctx context.Context, who notify.UserProfile, id, code string) (*notify.Subscription, error) {
+	if err := s.attempts.checkClient(ctx, who); err != nil {
+		return nil, err
+	}
+	sub, err := s.find(ctx, who, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.attempts.checkSubscription(ctx, who, sub.ID); err != nil {
+		return nil, err
+	}
+	if sub.UnsubscriptionCode != "" && subtle.ConstantTimeCompare([]byte(sub.UnsubscriptionCode), []byte(code)) != 1 {
+		s.attempts.wrong(ctx, who, sub.ID)
+		return nil, ErrWrongCode
+	}
+	s.attempts.right(ctx, who, sub.ID)
+	return sub, nil
 }

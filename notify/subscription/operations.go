@@ -543,13 +543,48 @@ func (s *Service) Unsubscribe(ctx context.Context, who notify.UserProfile, req U
 		reply.Err = errForbidden
 		return reply, nil
 	}
+	return s.unsubscribe(ctx, who, sub, m, req, reply), nil
+}
+
+// UnsubscribeBounced unsubscribes the address of a confirmed subscription
+// from all its services, for the inbound mail server once an address's
+// hard bounces pass email.bounce.unsubThreshold. The bounce handler has
+// already checked the code of every bounce it counted (CheckCode), so the
+// budgets of wrong codes are neither checked nor charged here: the mail
+// server that delivered the last bounce is not the one deciding, and a
+// budget spent by someone else must not keep a dead address subscribed.
+// who is recorded as updatedBy. The acknowledgement is sent, as by the
+// API's unsubscribe with additionalServices=_all.
+func (s *Service) UnsubscribeBounced(ctx context.Context, who notify.UserProfile, id, httpHost string) (*Reply, error) {
+	sub, err := s.find(ctx, who, id)
+	if err != nil {
+		return nil, err
+	}
+	m, err := s.mergedConfig(ctx, sub.ServiceName)
+	if err != nil {
+		return nil, err
+	}
+	onScreen := m.typed.AnonymousUnsubscription.Acknowledgements.OnScreen
+	reply := &Reply{Channel: channelOf(sub), Ack: &onScreen}
+	if sub.State != notify.StateConfirmed {
+		reply.Err = errForbidden
+		return reply, nil
+	}
+	req := UnsubscribeRequest{ID: id, AdditionalServices: []string{"_all"}, HTTPHost: httpHost}
+	return s.unsubscribe(ctx, who, sub, m, req, reply), nil
+}
+
+// unsubscribe deletes sub (and the additional services req names) once the
+// caller is known to be allowed, and sends the acknowledgement.
+func (s *Service) unsubscribe(ctx context.Context, who notify.UserProfile, sub *notify.Subscription, m merged, req UnsubscribeRequest, reply *Reply) *Reply {
+	var err error
 	ids := []any{sub.ID}
 	var extra *notify.UnsubscribedServices
 	if len(req.AdditionalServices) > 0 {
 		extra, err = s.additionalServices(ctx, sub, req.AdditionalServices)
 		if err != nil {
 			reply.Err = err
-			return reply, nil
+			return reply
 		}
 		for _, id := range extra.IDs {
 			if oid, err := notify.ParseID(id); err == nil {
@@ -560,7 +595,7 @@ func (s *Service) Unsubscribe(ctx context.Context, who notify.UserProfile, req U
 	if _, err := s.store.Subscriptions().UpdateMany(ctx, bson.D{{Key: "_id", Value: bson.D{{Key: "$in", Value: ids}}}},
 		bson.D{{Key: "$set", Value: bson.D{{Key: "state", Value: notify.StateDeleted}, {Key: "updatedBy", Value: who.Fields()}}}}); err != nil {
 		reply.Err = err
-		return reply, nil
+		return reply
 	}
 	sub.State = notify.StateDeleted
 	if extra != nil {
@@ -568,12 +603,12 @@ func (s *Service) Unsubscribe(ctx context.Context, who notify.UserProfile, req U
 			{Key: "unsubscribedAdditionalServices", Value: notify.Fields{{Key: "names", Value: stringsAny(extra.Names)}, {Key: "ids", Value: stringsAny(extra.IDs)}}},
 		}}}); err != nil {
 			reply.Err = err
-			return reply, nil
+			return reply
 		}
 		sub.UnsubscribedAdditionalServices = extra
 	}
 	s.sendAcknowledgement(ctx, sub, m, req.HTTPHost)
-	return reply, nil
+	return reply
 }
 
 func stringsAny(ss []string) []any {
