@@ -83,9 +83,14 @@
 // can take: MaxMessageBytes per message (advertised as SIZE, enforced on
 // DATA and BDAT), MaxRecipients per message, MaxLineLength per line,
 // MaxCommands MAIL and RCPT commands without a message, DefaultMaxClients
-// connections at once (options.maxClients) and a fifth of them per client
-// address (an IPv6 /64), DefaultSocketTimeout of silence (options.socketTimeout) and
-// MaxSessionTime per connection. Nothing from the mail is logged but the
+// connections at once (options.maxClients), DefaultMaxClientsPerAddress of
+// them per client address, an IPv6 one by its /64
+// (options.maxClientsPerAddress), DefaultSocketTimeout of silence
+// (options.socketTimeout), DefaultIdleTimeout without a MAIL, RCPT or DATA
+// (options.idleTimeout: NOOP and the like answer but do not keep a
+// connection) and DefaultMaxSessionTime per connection
+// (options.maxSessionTime). A connection over a limit is answered 421 and
+// closed. Nothing from the mail is logged but the
 // kind of address, the subscription id, the client's address and the
 // outcome: never a code, a subscriber's address or content.
 //
@@ -95,7 +100,8 @@
 // as far as they mean something here: secure (implicit TLS), key and cert
 // (PEM), name (the host name in the greeting), maxClients, socketTimeout
 // (milliseconds), disabledCommands (STARTTLS; AUTH is never offered) and
-// hideSTARTTLS. The certificate is the options' key and cert, else the
+// hideSTARTTLS; and three of ours, maxClientsPerAddress, idleTimeout and
+// maxSessionTime (milliseconds). The certificate is the options' key and cert, else the
 // deployment's server/certs. With one, STARTTLS is offered (unless
 // disabled); without one, it is not, since clients that verify
 // certificates (Go's net/smtp does) would fail on a certificate the server

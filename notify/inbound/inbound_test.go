@@ -363,7 +363,9 @@ func TestMalformedBounceIsAnswered451AndNothingWritten(t *testing.T) {
 }
 
 func TestConcurrentBouncesLoseNoCount(t *testing.T) {
-	e := start(t, map[string]any{"email": map[string]any{"bounce": map[string]any{"unsubThreshold": 100.0}}})
+	// All from 127.0.0.1, so the per-address limit is raised.
+	e := start(t, map[string]any{"email": map[string]any{"bounce": map[string]any{"unsubThreshold": 100.0},
+		"inboundSmtpServer": map[string]any{"options": map[string]any{"maxClientsPerAddress": 8.0}}}})
 	const reader = "reader@example.com"
 	e.subscribe(t, "roads", reader)
 	bn := e.notify(t, "roads", reader).Envelope.From

@@ -3,12 +3,16 @@ package inbound_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/textproto"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/emersion/go-smtp"
 
 	"github.com/govkit/govkit/notify/inbound"
 )
@@ -189,17 +193,18 @@ func TestOverlongLineEndsTheConnection(t *testing.T) {
 }
 
 func TestConnectionLimits(t *testing.T) {
-	// maxClients 5: one client address may hold one connection.
-	e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"maxClients": 5.0}}}})
+	// maxClients 2: two connections at once, whoever holds them.
+	e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"maxClients": 2.0}}}})
 	first := e.dial(t)
-	second := e.dialRaw(t)
-	if code, msg := second.response(); code != 421 {
-		t.Fatalf("a connection over the limit was greeted %d %s", code, msg)
+	if code, _ := e.greeting(t, "127.0.0.2"); code != 220 {
+		t.Fatalf("second connection greeted %d", code)
+	}
+	if code, _ := e.greeting(t, "127.0.0.3"); code != 421 {
+		t.Fatalf("a connection over the limit was greeted %d", code)
 	}
 	first.expect(221, "QUIT")
 	waitFor(t, "a connection to be accepted again", func() bool {
-		c := e.dialRaw(t)
-		code, _ := c.response()
+		code, _ := e.greeting(t, "127.0.0.3")
 		return code == 220
 	})
 }
@@ -297,5 +302,129 @@ func TestStopRightAfterStart(t *testing.T) {
 		if err != nil {
 			t.Fatalf("stop: %v", err)
 		}
+	}
+}
+
+// greeting dials the inbound server from a loopback address of its own and
+// returns the greeting's code.
+func (e *env) greeting(t *testing.T, from string) (int, net.Conn) {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	nc, err := d.Dial("tcp", e.smtpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	code, _, err := textproto.NewConn(nc).ReadResponse(0)
+	if err != nil {
+		t.Fatalf("greeting: %v", err)
+	}
+	return code, nc
+}
+
+func TestConnectionsPerClientAddress(t *testing.T) {
+	t.Run("by default one address holds five connections", func(t *testing.T) {
+		e := start(t)
+		for i := range inbound.DefaultMaxClientsPerAddress {
+			if code, _ := e.greeting(t, "127.0.0.2"); code != 220 {
+				t.Fatalf("connection %d greeted %d", i+1, code)
+			}
+		}
+		if code, _ := e.greeting(t, "127.0.0.2"); code != 421 {
+			t.Fatalf("connection %d from one address greeted %d, want 421", inbound.DefaultMaxClientsPerAddress+1, code)
+		}
+		if code, _ := e.greeting(t, "127.0.0.3"); code != 220 {
+			t.Fatalf("another address greeted %d", code)
+		}
+	})
+	t.Run("the per-address limit is configurable", func(t *testing.T) {
+		e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"maxClientsPerAddress": 2.0}}}})
+		_, first := e.greeting(t, "127.0.0.2")
+		e.greeting(t, "127.0.0.2")
+		if code, _ := e.greeting(t, "127.0.0.2"); code != 421 {
+			t.Fatalf("third connection greeted %d, want 421", code)
+		}
+		first.Close()
+		waitFor(t, "a connection from the address to be accepted again", func() bool {
+			code, _ := e.greeting(t, "127.0.0.2")
+			return code == 220
+		})
+	})
+}
+
+// goSMTP connects with go-smtp's client from address from.
+func (e *env) goSMTP(t *testing.T, from string) *smtp.Client {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 10 * time.Second}
+	nc, err := d.Dial("tcp", e.smtpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+	c := smtp.NewClient(nc)
+	t.Cleanup(func() { c.Close() })
+	if err := c.Hello("mx.sender.test"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// until runs step every 20 ms until it fails, and returns its error; a
+// generous bound only keeps a broken test from hanging.
+func until(t *testing.T, step func() error) error {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if err := step(); err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatal("the server kept the connection")
+	return nil
+}
+
+func TestNOOPDoesNotKeepAConnection(t *testing.T) {
+	e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"idleTimeout": 1000.0}}}})
+	c := e.goSMTP(t, "127.0.0.2")
+	err := until(t, func() error {
+		if err := c.Noop(); err != nil {
+			return err
+		}
+		return c.Reset() // RSET, VRFY, HELP: no transaction either
+	})
+	var se *smtp.SMTPError
+	if !errors.As(err, &se) || se.Code != 421 {
+		if !errors.Is(err, io.EOF) {
+			t.Fatalf("ended with %v, want 421 or the connection closed", err)
+		}
+	}
+	t.Run("a sender that delivers is served", func(t *testing.T) {
+		const reader = "reader@example.com"
+		e.subscribe(t, "roads", reader)
+		bn := e.notify(t, "roads", reader).Envelope.From
+		c := e.goSMTP(t, "127.0.0.2")
+		if err := c.SendMail("", []string{bn}, strings.NewReader(dsn(bn, reader, "5.1.1"))); err != nil {
+			t.Fatalf("refused: %v", err)
+		}
+	})
+}
+
+func TestASessionEndsAfterMaxSessionTime(t *testing.T) {
+	e := start(t, map[string]any{"email": map[string]any{"inboundSmtpServer": map[string]any{"options": map[string]any{"maxSessionTime": 1000.0}}}})
+	c := e.goSMTP(t, "127.0.0.2")
+	// Every step is a transaction's (MAIL), so the connection is never
+	// idle; only its age ends it (20 ms apart, far fewer than MaxCommands
+	// fit in a second).
+	err := until(t, func() error {
+		if err := c.Mail("", nil); err != nil {
+			return err
+		}
+		return c.Reset()
+	})
+	var se *smtp.SMTPError
+	if errors.As(err, &se) && se.Code != 421 {
+		t.Fatalf("ended with %v, want 421 or the connection closed", err)
 	}
 }

@@ -11,12 +11,13 @@ import (
 )
 
 // limitListener hands out connections while fewer than maxOpen are open,
-// and fewer than perClient from one address (IPv6: one /64); others are told to come back
-// later and closed. Every connection it hands out lives MaxSessionTime at
-// most.
+// and fewer than perClient from one address (IPv6: one /64); others are
+// told to come back later and closed. Every connection it hands out lives
+// sessionTime at most, and idleTimeout without a step of a transaction.
 type limitListener struct {
 	net.Listener
-	maxOpen, perClient int
+	maxOpen, perClient       int
+	sessionTime, idleTimeout time.Duration
 	// greet: the listener serves plain SMTP (not implicit TLS), so a refused
 	// client can be answered in SMTP.
 	greet bool
@@ -27,9 +28,10 @@ type limitListener struct {
 	stopping bool
 }
 
-func newLimitListener(l net.Listener, maxOpen int, greet bool) *limitListener {
+func newLimitListener(l net.Listener, o serverOptions, greet bool) *limitListener {
 	return &limitListener{
-		Listener: l, maxOpen: maxOpen, perClient: max(1, maxOpen/clientShare), greet: greet,
+		Listener: l, maxOpen: o.maxClients, perClient: max(1, o.maxClientsPerAddress), greet: greet,
+		sessionTime: o.maxSessionTime, idleTimeout: o.idleTimeout,
 		open: map[*conn]struct{}{}, byClient: map[string]int{},
 	}
 }
@@ -41,7 +43,8 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		client := limitKey(nc)
-		c := &conn{Conn: nc, readEnd: time.Now().Add(MaxSessionTime)}
+		now := time.Now()
+		c := &conn{Conn: nc, readEnd: now.Add(l.sessionTime), idle: l.idleTimeout, idleEnd: now.Add(l.idleTimeout)}
 		l.mu.Lock()
 		ok := len(l.open) < l.maxOpen && l.byClient[client] < l.perClient
 		if ok {
@@ -62,7 +65,7 @@ func (l *limitListener) Accept() (net.Conn, error) {
 			}
 			l.mu.Unlock()
 		}
-		_ = nc.SetDeadline(c.readEnd)
+		_ = c.SetDeadline(c.readEnd)
 		return c, nil
 	}
 }
@@ -105,15 +108,19 @@ func clientAddr(c net.Conn) string {
 }
 
 // conn is a connection under the server's limits: no read waits past
-// readEnd, whatever deadline the SMTP server asks for, and once the server
-// stops, no read waits at all between transactions.
+// readEnd (the end of the session) or idleEnd (idle time after the last
+// step of a transaction), whatever deadline the SMTP server asks for, and
+// once the server stops, no read waits at all between transactions.
 type conn struct {
 	net.Conn
 	release func()
 	once    sync.Once
+	idle    time.Duration
 
 	mu       sync.Mutex
+	asked    time.Time // the read deadline the SMTP server asked for last
 	readEnd  time.Time
+	idleEnd  time.Time
 	stopping bool // the server is stopping
 	inTxn    bool // a transaction has recipients and is not answered yet
 }
@@ -127,14 +134,35 @@ func (c *conn) SetDeadline(t time.Time) error {
 
 func (c *conn) SetReadDeadline(t time.Time) error {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = t
+	return c.applyReadDeadline()
+}
+
+// applyReadDeadline sets the read deadline the server asked for, bounded
+// by the connection's limits. c.mu is held.
+func (c *conn) applyReadDeadline() error {
+	t := c.asked
 	if t.IsZero() || t.After(c.readEnd) {
 		t = c.readEnd
+	}
+	if t.After(c.idleEnd) {
+		t = c.idleEnd
 	}
 	if c.stopping && !c.inTxn {
 		t = time.Now()
 	}
-	c.mu.Unlock()
 	return c.Conn.SetReadDeadline(t)
+}
+
+// progress records a step of a transaction: the connection may stay idle
+// for its idle time from now. The read under way (a message's data after
+// DATA) gets the deadline the server asked for, within the session's.
+func (c *conn) progress() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.idleEnd = time.Now().Add(c.idle)
+	_ = c.applyReadDeadline()
 }
 
 func (c *conn) Close() error {

@@ -19,6 +19,11 @@ type serverOptions struct {
 	certPEM       []byte
 	maxClients    int
 	socketTimeout time.Duration
+	// Ours, not smtp-server's: see DefaultMaxClientsPerAddress,
+	// DefaultIdleTimeout and DefaultMaxSessionTime.
+	maxClientsPerAddress int
+	idleTimeout          time.Duration
+	maxSessionTime       time.Duration
 }
 
 const optionsKey = "email.inboundSmtpServer.options"
@@ -27,7 +32,9 @@ const optionsKey = "email.inboundSmtpServer.options"
 // option of the wrong type) stop the service; warnings name the options it
 // ignores.
 func parseOptions(raw map[string]any) (o serverOptions, warnings []string, err error) {
-	o = serverOptions{startTLS: true, maxClients: DefaultMaxClients, socketTimeout: DefaultSocketTimeout}
+	o = serverOptions{startTLS: true, maxClients: DefaultMaxClients, socketTimeout: DefaultSocketTimeout,
+		idleTimeout: DefaultIdleTimeout, maxSessionTime: DefaultMaxSessionTime}
+	perAddressSet := false
 	var problems []error
 	bad := func(key, rule string) {
 		problems = append(problems, fmt.Errorf("%s.%s: %s", optionsKey, key, rule))
@@ -65,20 +72,32 @@ func parseOptions(raw map[string]any) (o serverOptions, warnings []string, err e
 			case "cert":
 				o.certPEM = []byte(s)
 			}
-		case "maxClients":
+		case "maxClients", "maxClientsPerAddress":
 			n, ok := v.(float64)
 			if !ok || n < 1 || n != math.Trunc(n) || n > 100000 {
 				bad(k, "must be a whole number from 1 to 100000")
 				continue
 			}
-			o.maxClients = int(n)
-		case "socketTimeout":
+			if k == "maxClients" {
+				o.maxClients = int(n)
+			} else {
+				o.maxClientsPerAddress, perAddressSet = int(n), true
+			}
+		case "socketTimeout", "idleTimeout", "maxSessionTime":
 			n, ok := v.(float64)
 			if !ok || n < 1000 || n > 3600000 {
 				bad(k, "must be a number of milliseconds from 1000 to 3600000")
 				continue
 			}
-			o.socketTimeout = time.Duration(n) * time.Millisecond
+			d := time.Duration(n) * time.Millisecond
+			switch k {
+			case "socketTimeout":
+				o.socketTimeout = d
+			case "idleTimeout":
+				o.idleTimeout = d
+			default:
+				o.maxSessionTime = d
+			}
 		case "disabledCommands":
 			list, ok := v.([]any)
 			if !ok {
@@ -101,6 +120,9 @@ func parseOptions(raw map[string]any) (o serverOptions, warnings []string, err e
 		default:
 			warnings = append(warnings, fmt.Sprintf("%s.%s: not supported by govkit's inbound SMTP server; ignored", optionsKey, k))
 		}
+	}
+	if !perAddressSet {
+		o.maxClientsPerAddress = min(DefaultMaxClientsPerAddress, o.maxClients)
 	}
 	if (len(o.keyPEM) == 0) != (len(o.certPEM) == 0) {
 		problems = append(problems, fmt.Errorf("%s: key and cert must be given together", optionsKey))

@@ -11,8 +11,21 @@ import (
 func TestParseOptions(t *testing.T) {
 	t.Run("defaults: STARTTLS offered, no implicit TLS", func(t *testing.T) {
 		o, w, err := parseOptions(nil)
-		if err != nil || len(w) != 0 || !o.startTLS || o.secure || o.maxClients != DefaultMaxClients || o.socketTimeout != DefaultSocketTimeout {
+		if err != nil || len(w) != 0 || !o.startTLS || o.secure || o.maxClients != DefaultMaxClients || o.socketTimeout != DefaultSocketTimeout ||
+			o.maxClientsPerAddress != DefaultMaxClientsPerAddress || o.idleTimeout != DefaultIdleTimeout || o.maxSessionTime != DefaultMaxSessionTime {
 			t.Fatalf("%+v %v %v", o, w, err)
+		}
+	})
+	t.Run("our connection limits are read", func(t *testing.T) {
+		o, w, err := parseOptions(map[string]any{"maxClientsPerAddress": 2.0, "idleTimeout": 15000.0, "maxSessionTime": 120000.0})
+		if err != nil || len(w) != 0 || o.maxClientsPerAddress != 2 || o.idleTimeout != 15*time.Second || o.maxSessionTime != 2*time.Minute {
+			t.Fatalf("%+v %v %v", o, w, err)
+		}
+	})
+	t.Run("maxClients below the per-address default bounds it", func(t *testing.T) {
+		o, _, _ := parseOptions(map[string]any{"maxClients": 3.0})
+		if o.maxClientsPerAddress != 3 {
+			t.Fatalf("per address %d", o.maxClientsPerAddress)
 		}
 	})
 	t.Run("smtp-server options that mean something here are read", func(t *testing.T) {
@@ -45,8 +58,10 @@ func TestParseOptions(t *testing.T) {
 		}
 	})
 	t.Run("options of the wrong type are errors naming the key", func(t *testing.T) {
-		_, _, err := parseOptions(map[string]any{"secure": "yes", "maxClients": 0.0, "socketTimeout": "1m", "key": "k"})
-		for _, want := range []string{"options.secure", "options.maxClients", "options.socketTimeout", "key and cert must be given together"} {
+		_, _, err := parseOptions(map[string]any{"secure": "yes", "maxClients": 0.0, "socketTimeout": "1m", "key": "k",
+			"maxClientsPerAddress": 1.5, "idleTimeout": 10.0, "maxSessionTime": false})
+		for _, want := range []string{"options.secure", "options.maxClients", "options.socketTimeout", "key and cert must be given together",
+			"options.maxClientsPerAddress", "options.idleTimeout", "options.maxSessionTime"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
 				t.Errorf("error %v does not name %s", err, want)
 			}

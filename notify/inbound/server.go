@@ -38,19 +38,28 @@ const (
 	// deliver can keep a connection for many messages; probing cannot.
 	MaxCommands = 100
 	// DefaultMaxClients is how many connections may be open at once
-	// (options.maxClients); one client address may hold a fifth of them.
+	// (options.maxClients).
 	DefaultMaxClients = 100
+	// DefaultMaxClientsPerAddress is how many of them one client address
+	// (an IPv6 /64) may hold (options.maxClientsPerAddress). A sending
+	// server delivers bounces over a connection or two; five addresses
+	// holding twenty each filled the server.
+	DefaultMaxClientsPerAddress = 5
 	// DefaultSocketTimeout is how long a client may stay silent
 	// (options.socketTimeout, as smtp-server's default), and how long a
 	// message's data may take once DATA is sent.
 	DefaultSocketTimeout = time.Minute
-	// MaxSessionTime bounds a connection's whole life.
-	MaxSessionTime = 10 * time.Minute
+	// DefaultIdleTimeout is how long a connection may go without a MAIL,
+	// RCPT or DATA command (options.idleTimeout): NOOP, RSET, HELO, EHLO,
+	// VRFY and HELP answer but do not keep a connection, so that a client
+	// cannot hold a slot by talking about nothing.
+	DefaultIdleTimeout = time.Minute
+	// DefaultMaxSessionTime bounds a connection's whole life
+	// (options.maxSessionTime); a sender with more to deliver connects
+	// again.
+	DefaultMaxSessionTime = 5 * time.Minute
 	// processTimeout bounds handling one message (store, acknowledgement).
 	processTimeout = 30 * time.Second
-	// clientShare: one client address may hold 1/clientShare of the
-	// connections.
-	clientShare = 5
 )
 
 // Options configure a Server.
@@ -178,7 +187,7 @@ func (s *Server) Start(ctx context.Context, addr string) (listening string, stop
 // Serve is Start on a listener the caller opened (`govkit dev` opens its
 // ports itself); stop closes it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) (listening string, stop func(context.Context) error, err error) {
-	limits := newLimitListener(ln, s.opts.maxClients, !s.opts.secure)
+	limits := newLimitListener(ln, s.opts, !s.opts.secure)
 	var l net.Listener = limits
 	if s.opts.secure {
 		l = tls.NewListener(limits, s.tls)
@@ -295,7 +304,16 @@ func (ss *session) command() error {
 	return errTooManyCommands
 }
 
+// progress marks a step of a transaction (MAIL, RCPT, DATA): the only
+// commands that keep a connection from being idle.
+func (ss *session) progress() {
+	if c := limited(ss.conn.Conn()); c != nil {
+		c.progress()
+	}
+}
+
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	ss.progress()
 	if err := ss.command(); err != nil {
 		return err
 	}
@@ -304,6 +322,7 @@ func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 }
 
 func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
+	ss.progress()
 	if err := ss.command(); err != nil {
 		return err
 	}
@@ -340,6 +359,7 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 // Data receives the message and handles it for each recipient in turn.
 // The answer is the first refusal or failure, if any.
 func (ss *session) Data(r io.Reader) error {
+	ss.progress()
 	ss.commands = 0
 	raw, err := io.ReadAll(r)
 	if err != nil {
