@@ -61,3 +61,13 @@ type OCRResult struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
+
+// UploadRecord is the row of an upload that is not, or no longer, a
+// listed document (package docplatform/upload has its life): the document
+// it is to become, and whether its bytes wait to be completed and
+// committed (Stored) or must go (Discarding).
+type UploadRecord struct {
+	Document   Document // CreatedAt is unset: a document gets it when committed
+	Discarding bool
+	Since      time.Time // when the row entered its state
+}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/devidp"
-	"github.com/govkit/govkit/docplatform/filestore"
 	"github.com/govkit/govkit/docplatform/platform"
 )
 
@@ -81,7 +80,7 @@ var demoWorkflowConfig = map[string]any{
 // was seeded (or refused) before, or the store already has groups: a data
 // directory that holds someone's work is not fresh. When it seeds nothing
 // it says why.
-func seedDemo(ctx context.Context, p *platform.Platform, dataDir, documentStorage string, users []devidp.User) (*Demo, string, error) {
+func seedDemo(ctx context.Context, p *platform.Platform, dataDir string, users []devidp.User) (*Demo, string, error) {
 	marker := filepath.Join(dataDir, demoMarker)
 	if _, err := os.Stat(marker); err == nil {
 		return nil, "seeded at the first start of " + dataDir + ", not again; its API key was shown then", nil
@@ -95,14 +94,14 @@ func seedDemo(ctx context.Context, p *platform.Platform, dataDir, documentStorag
 	if len(groups) > 0 {
 		return nil, "not seeded: the database already had groups", writeMarker(marker, "not seeded: the store already had groups")
 	}
-	d, err := seedDemoWorld(ctx, p, documentStorage, users)
+	d, err := seedDemoWorld(ctx, p, users)
 	if err != nil {
 		return nil, "", err
 	}
 	return d, "", writeMarker(marker, "seeded "+time.Now().UTC().Format(time.RFC3339)+": group "+d.Group.ID)
 }
 
-func seedDemoWorld(ctx context.Context, p *platform.Platform, documentStorage string, users []devidp.User) (*Demo, error) {
+func seedDemoWorld(ctx context.Context, p *platform.Platform, users []devidp.User) (*Demo, error) {
 	var err error
 	byName := map[string]devidp.User{}
 	for _, u := range users {
@@ -140,13 +139,9 @@ func seedDemoWorld(ctx context.Context, p *platform.Platform, documentStorage st
 		return nil, fmt.Errorf("demo workflow: %w", err)
 	}
 
-	files, err := filestore.Open(documentStorage)
-	if err != nil {
-		return nil, err
-	}
 	machine := "apikey:" + k.ID // documents and OCR results come from the group's machine client
 	for _, dd := range demoDocuments {
-		doc, err := storeDocument(ctx, p, files, d.Group.ID, machine, dd)
+		doc, err := storeDocument(ctx, p, d.Group.ID, machine, dd)
 		if err != nil {
 			return nil, fmt.Errorf("demo document %s: %w", dd.name, err)
 		}
@@ -157,19 +152,15 @@ func seedDemoWorld(ctx context.Context, p *platform.Platform, documentStorage st
 
 // storeDocument stores one document's bytes and row, as an upload does,
 // and its OCR result.
-func storeDocument(ctx context.Context, p *platform.Platform, files *filestore.Store, groupID, by string, dd demoDocument) (docplatform.Document, error) {
-	staged, err := files.Stage(ctx, strings.NewReader(dd.text), int64(len(dd.text)))
+func storeDocument(ctx context.Context, p *platform.Platform, groupID, by string, dd demoDocument) (docplatform.Document, error) {
+	up, err := p.Uploads.Receive(ctx, strings.NewReader(dd.text), int64(len(dd.text)))
 	if err != nil {
 		return docplatform.Document{}, err
 	}
-	defer staged.Discard()
-	doc, err := p.Store.CreateDocument(ctx, docplatform.Document{GroupID: groupID, FileName: dd.name, ContentType: staged.ContentType,
-		Size: staged.Size, SHA256: staged.SHA256, StorageKey: staged.Key, UploadedBy: by})
+	defer up.Abandon()
+	doc, err := up.Keep(ctx, docplatform.Document{GroupID: groupID, FileName: dd.name, UploadedBy: by})
 	if err != nil {
 		return docplatform.Document{}, err
-	}
-	if err := staged.Commit(ctx); err != nil {
-		return docplatform.Document{}, errors.Join(err, p.Store.DeleteDocument(ctx, doc.ID))
 	}
 	if dd.ocr == nil {
 		return doc, nil

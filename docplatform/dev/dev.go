@@ -217,7 +217,7 @@ func Start(ctx context.Context, o Options, w io.Writer) (_ *Stack, err error) {
 	var demo *Demo
 	demoNote := "not seeded (--no-demo)"
 	if o.Demo {
-		if demo, demoNote, err = seedDemo(ctx, p, o.DataDir, cfg.DocumentStorage, users); err != nil {
+		if demo, demoNote, err = seedDemo(ctx, p, o.DataDir, users); err != nil {
 			return nil, fmt.Errorf("seeding the demo world: %w", err)
 		}
 	}

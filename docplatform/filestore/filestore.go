@@ -1,18 +1,25 @@
-// Package filestore keeps uploaded documents' bytes, and defines the
-// contract every document store keeps: this package's Store (a directory,
-// the default DOCUMENT_STORAGE) and s3store (S3-compatible object storage,
-// DOCUMENT_STORAGE=s3://bucket/prefix) both stage, commit and discard
-// uploads the same way, return the same errors and describe a staged file
+// Package filestore keeps uploaded documents' bytes in a directory (the
+// default DOCUMENT_STORAGE), and defines what every document store offers
+// package upload, which moves an upload through its life: this package's
+// Store and s3store (S3-compatible object storage,
+// DOCUMENT_STORAGE=s3://bucket/prefix) stage, complete, finish and discard
+// bytes the same way, return the same errors and describe staged bytes
 // with the same Upload.
 //
-// An upload is written in two steps so that a failed upload leaves nothing
-// behind: Stage streams the bytes where nobody can read them yet (here a
-// temporary file in the same directory; in object storage an unfinished
-// multipart upload), hashing them and sniffing their type on the way with a
-// Meter, never holding the whole file in memory, and enforces the size
-// limit; the caller then records the document's row and either Commits the
-// upload (here an atomic rename to its key) or Discards it. A crash between
-// the two leaves only staged bytes, which Sweep removes at the next start.
+// Bytes reach their key in two steps, so that they are readable only once
+// whole: Stage streams the body where nobody can read it (here the
+// temporary file .upload-<key> in the same directory; in object storage an
+// unfinished multipart upload), hashing it and sniffing its type on the
+// way with a Meter, never holding the whole file in memory, and enforcing
+// the size limit; Upload.Complete then makes it readable under its key
+// (here an atomic rename). What happens between and around the two steps
+// (the document's row, a crash, a sweep) is package upload's.
+//
+// For the sweeper, a store also finishes what a crash left (Finish:
+// complete staged bytes that are whole), discards everything under a key
+// (Discard: staged bytes first, then the readable file, so a completion
+// racing with it cannot leave a file behind), and lists its staged bytes
+// (Staged) and its readable keys (Stored).
 package filestore
 
 import (
@@ -47,45 +54,69 @@ var ErrStorage = errors.New("filestore: storage failed")
 
 const tempPrefix = ".upload-"
 
-// Upload is a staged file: its bytes are stored but not yet readable
-// under Key. Exactly one of Commit or Discard makes it final; Discard after
-// Commit does nothing, so `defer u.Discard()` is always safe.
+// Upload is bytes staged under Key: stored, but not readable yet.
+// Complete makes them readable; Abort, before that, throws them away.
+// Abort after Complete does nothing, so `defer u.Abort()` is always safe.
 type Upload struct {
 	Key         string
 	Size        int64
 	SHA256      string
 	ContentType string // from http.DetectContentType on the first 512 bytes
 
-	commit  func(context.Context) error
-	discard func()
-	done    bool
+	complete func(context.Context) error
+	abort    func()
+	done     bool
 }
 
-// NewUpload is how a store hands out a staged file: commit makes it
-// readable under m's key, discard throws its bytes away.
-func NewUpload(m *Meter, key string, commit func(context.Context) error, discard func()) *Upload {
-	return &Upload{Key: key, Size: m.Size(), SHA256: m.SHA256(), ContentType: m.ContentType(), commit: commit, discard: discard}
+// NewUpload is how a store hands out staged bytes: complete makes them
+// readable under key, abort throws them away.
+func NewUpload(m *Meter, key string, complete func(context.Context) error, abort func()) *Upload {
+	return &Upload{Key: key, Size: m.Size(), SHA256: m.SHA256(), ContentType: m.ContentType(), complete: complete, abort: abort}
 }
 
-// Commit makes the staged bytes readable under Key. When it fails the
-// staged bytes are discarded.
-func (u *Upload) Commit(ctx context.Context) error {
+// Complete makes the staged bytes readable under Key, whole, at once. It
+// may be called once. When it fails the bytes are left as they are —
+// still staged or, if the store completed them but its answer was lost,
+// readable — for the caller to discard by key (the store's Discard copes
+// with either).
+func (u *Upload) Complete(ctx context.Context) error {
 	if u.done {
-		return errors.New("filestore: upload already committed or discarded")
+		return errors.New("filestore: upload already completed or aborted")
 	}
 	u.done = true
-	if err := u.commit(ctx); err != nil {
-		u.discard()
-		return err
-	}
-	return nil
+	return u.complete(ctx)
 }
 
-// Discard throws the staged bytes away; after Commit it does nothing.
-func (u *Upload) Discard() {
+// Abort throws the staged bytes away; after Complete it does nothing.
+func (u *Upload) Abort() {
 	if !u.done {
 		u.done = true
-		u.discard()
+		u.abort()
+	}
+}
+
+// Trace observes a Stage in progress, as net/http/httptrace observes a
+// request: a caller puts it in the context with WithTrace. Tests use it
+// to stop a process at a chosen moment of an upload.
+type Trace struct {
+	// PartStaged is called each time a part of the body has been written
+	// to the staging area (here each write to the temporary file; in
+	// object storage each uploaded part), with the bytes staged so far.
+	PartStaged func(staged int64)
+}
+
+type traceKey struct{}
+
+// WithTrace returns ctx carrying t for the stores' Stage.
+func WithTrace(ctx context.Context, t *Trace) context.Context {
+	return context.WithValue(ctx, traceKey{}, t)
+}
+
+// PartStaged tells ctx's Trace, if any, that staged bytes are in the
+// staging area.
+func PartStaged(ctx context.Context, staged int64) {
+	if t, _ := ctx.Value(traceKey{}).(*Trace); t != nil && t.PartStaged != nil {
+		t.PartStaged(staged)
 	}
 }
 
@@ -154,22 +185,25 @@ func Open(dir string) (*Store, error) {
 // String names the directory, for start-up logs.
 func (s *Store) String() string { return s.dir }
 
-// Stage streams r into a temporary file. More than max bytes: ErrTooLarge;
-// none: ErrEmpty; a read error of r is returned as it is; the disk failing
-// is ErrStorage. On any error nothing is left on disk.
-func (s *Store) Stage(_ context.Context, r io.Reader, max int64) (u *Upload, err error) {
-	f, err := os.CreateTemp(s.dir, tempPrefix+"*")
+// Stage streams r into the temporary file of a new key. More than max
+// bytes: ErrTooLarge; none: ErrEmpty; a read error of r is returned as it
+// is; the disk failing is ErrStorage. On any error nothing is left on
+// disk.
+func (s *Store) Stage(ctx context.Context, r io.Reader, max int64) (u *Upload, err error) {
+	key := NewKey()
+	temp := s.temp(key)
+	f, err := os.OpenFile(temp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			os.Remove(temp)
 		}
 	}()
 	m := NewMeter()
-	if _, err := io.Copy(io.MultiWriter(diskWriter{f}, m), io.LimitReader(r, max+1)); err != nil {
+	if _, err := io.Copy(io.MultiWriter(&diskWriter{ctx: ctx, f: f}, m), io.LimitReader(r, max+1)); err != nil {
 		return nil, err
 	}
 	if err := m.Check(max); err != nil {
@@ -181,30 +215,39 @@ func (s *Store) Stage(_ context.Context, r io.Reader, max int64) (u *Upload, err
 	if err := f.Close(); err != nil {
 		return nil, fmt.Errorf("%w: close: %w", ErrStorage, err)
 	}
-	temp, key := f.Name(), NewKey()
-	commit := func(context.Context) error {
-		p := s.path(key)
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("%w: %w", ErrStorage, err)
-		}
-		if err := os.Rename(temp, p); err != nil {
-			return fmt.Errorf("%w: %w", ErrStorage, err)
-		}
-		return nil
+	complete := func(context.Context) error { return s.rename(key) }
+	return NewUpload(m, key, complete, func() { os.Remove(temp) }), nil
+}
+
+// rename moves key's temporary file to its place.
+func (s *Store) rename(key string) error {
+	p := s.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	return NewUpload(m, key, commit, func() { os.Remove(temp) }), nil
+	if err := os.Rename(s.temp(key), p); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return nil
 }
 
 // diskWriter marks write errors as the storage's, so that they are not
-// mistaken for the client's body failing.
-type diskWriter struct{ f *os.File }
+// mistaken for the client's body failing, and reports each write to the
+// context's Trace.
+type diskWriter struct {
+	ctx context.Context
+	f   *os.File
+	n   int64
+}
 
-func (w diskWriter) Write(p []byte) (int, error) {
+func (w *diskWriter) Write(p []byte) (int, error) {
 	n, err := w.f.Write(p)
 	if err != nil {
-		err = fmt.Errorf("%w: write: %w", ErrStorage, err)
+		return n, fmt.Errorf("%w: write: %w", ErrStorage, err)
 	}
-	return n, err
+	w.n += int64(n)
+	PartStaged(w.ctx, w.n)
+	return n, nil
 }
 
 // Open opens the file under key for reading (size, the size recorded for
@@ -218,41 +261,107 @@ func (s *Store) Open(_ context.Context, key string, _ int64) (io.ReadSeekCloser,
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrStorage, err)
 	}
 	return f, nil
 }
 
-// Remove deletes the file under key; a missing file is not an error.
-func (s *Store) Remove(_ context.Context, key string) error {
+// Finish makes key readable if a crash left its bytes staged and whole
+// (size bytes), and then checks that key holds size bytes: ErrNotFound
+// when it does not (nothing staged and nothing readable, or bytes of
+// another size).
+func (s *Store) Finish(_ context.Context, key string, size int64) error {
 	if !ValidKey(key) {
 		return ErrNotFound
 	}
-	err := os.Remove(s.path(key))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
+	if fi, err := os.Stat(s.temp(key)); err == nil && fi.Size() == size {
+		// Another process finishing it at the same moment renames first:
+		// then the file is in place, which the check below sees.
+		if err := s.rename(key); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
 	}
-	return err
+	fi, err := os.Stat(s.path(key))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	case fi.Size() != size:
+		return fmt.Errorf("%w: %s holds %d bytes, not %d", ErrNotFound, key, fi.Size(), size)
+	}
+	return nil
 }
 
-// Sweep removes temporary files older than age: uploads a crash cut short.
-func (s *Store) Sweep(_ context.Context, age time.Duration) (int, error) {
+// Discard removes everything under key: its staged bytes first, then its
+// readable file, so that a completion racing with it finds nothing to
+// complete or is undone. Nothing there is not an error.
+func (s *Store) Discard(_ context.Context, key string) error {
+	if !ValidKey(key) {
+		return ErrNotFound
+	}
+	for _, p := range []string{s.temp(key), s.path(key)} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("%w: %w", ErrStorage, err)
+		}
+	}
+	return nil
+}
+
+// Staged calls fn with the key of each temporary file last written
+// before t: uploads cut short, or in progress if t is recent. Temporary
+// files not named after a key (written by versions before keys named
+// them) are removed here, since no row can name them.
+func (s *Store) Staged(_ context.Context, before time.Time, fn func(key string) error) error {
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return 0, err
+		return fmt.Errorf("%w: %w", ErrStorage, err)
 	}
-	n := 0
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), tempPrefix) {
+		key, ok := strings.CutPrefix(e.Name(), tempPrefix)
+		if !ok {
 			continue
 		}
-		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > age {
-			if os.Remove(filepath.Join(s.dir, e.Name())) == nil {
-				n++
-			}
+		info, err := e.Info()
+		if err != nil || !info.ModTime().Before(before) {
+			continue
+		}
+		if !ValidKey(key) {
+			os.Remove(filepath.Join(s.dir, e.Name()))
+			continue
+		}
+		if err := fn(key); err != nil {
+			return err
 		}
 	}
-	return n, nil
+	return nil
+}
+
+// Stored calls fn with the keys of the readable files, up to batch at a
+// time.
+func (s *Store) Stored(_ context.Context, batch int, fn func(keys []string) error) error {
+	var keys []string
+	err := filepath.WalkDir(s.dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != s.dir && d.IsDir() && filepath.Dir(p) != s.dir {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !ValidKey(d.Name()) || filepath.Base(filepath.Dir(p)) != d.Name()[:2] {
+			return nil
+		}
+		if keys = append(keys, d.Name()); len(keys) == batch {
+			err := fn(keys)
+			keys = keys[:0]
+			return err
+		}
+		return nil
+	})
+	if err == nil && len(keys) > 0 {
+		err = fn(keys)
+	}
+	return err
 }
 
 // Files counts the committed files and temporary files on disk (for tests
@@ -292,3 +401,6 @@ func ValidKey(k string) bool {
 
 // path spreads files over 256 subdirectories by the key's first byte.
 func (s *Store) path(key string) string { return filepath.Join(s.dir, key[:2], key) }
+
+// temp is where key's bytes are staged.
+func (s *Store) temp(key string) string { return filepath.Join(s.dir, tempPrefix+key) }

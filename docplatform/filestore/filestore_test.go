@@ -44,7 +44,7 @@ func TestStage(t *testing.T) {
 			if st.ContentType != tc.wantType || st.Size != int64(len(tc.body)) {
 				t.Fatalf("%+v", st)
 			}
-			if err := st.Commit(ctx); err != nil {
+			if err := st.Complete(ctx); err != nil {
 				t.Fatal(err)
 			}
 			f, err := s.Open(ctx, st.Key, 0)
@@ -70,7 +70,7 @@ func TestDiscardLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.Discard()
+	st.Abort()
 	if c, tmp, _ := s.Files(); c+tmp != 0 {
 		t.Fatalf("%d files left", c+tmp)
 	}

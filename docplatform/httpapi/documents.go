@@ -17,6 +17,7 @@ import (
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/filestore"
+	"github.com/govkit/govkit/docplatform/upload"
 	"github.com/govkit/govkit/internal/httperr"
 )
 
@@ -77,7 +78,7 @@ func SanitizeFileName(name string) string {
 // MaxUpload: 413.
 func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs ResourceStore, res Resources) {
 	ctx := r.Context()
-	if res.Files == nil {
+	if res.Files == nil || res.Uploads == nil {
 		httperr.Write(w, http.StatusServiceUnavailable, "Document storage is not configured")
 		return
 	}
@@ -90,7 +91,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		httperr.Write(w, http.StatusBadRequest, "The body must be multipart/form-data with a part named file")
 		return
 	}
-	var staged *filestore.Upload
+	var up *upload.Upload
 	var name string
 	for {
 		part, err := mr.NextPart()
@@ -112,7 +113,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 			part.Close()
 			continue
 		}
-		if staged != nil {
+		if up != nil {
 			// Taking the first and dropping the rest would store a
 			// document the client may not have meant; say so instead.
 			part.Close()
@@ -120,44 +121,35 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 			return
 		}
 		name = SanitizeFileName(part.FileName())
-		staged, err = res.Files.Stage(ctx, part, res.MaxUpload)
+		up, err = res.Uploads.Receive(ctx, part, res.MaxUpload)
 		part.Close()
 		if err != nil {
 			s.uploadFailed(w, r, err)
 			return
 		}
-		defer staged.Discard()
+		defer up.Abandon()
 	}
-	if staged == nil {
+	if up == nil {
 		httperr.Write(w, http.StatusBadRequest, "The multipart body has no part named file")
 		return
 	}
-	id := IdentityFrom(ctx)
-	d, err := rs.CreateDocument(ctx, docplatform.Document{
-		GroupID: gid, FileName: name, ContentType: staged.ContentType, Size: staged.Size,
-		SHA256: staged.SHA256, StorageKey: staged.Key, UploadedBy: actor(id),
-	})
-	if err != nil {
-		s.storeErr(w, r, "Group", err)
-		return
-	}
-	// The commit runs to its end even if the client has gone: the row is
-	// recorded, and leaving it without its file would be a broken document.
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	// Keeping it runs to its end even if the client has gone: a step cut
+	// short would leave the upload to the sweeper.
+	kctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
 	defer cancel()
-	if err := staged.Commit(cctx); err != nil {
-		// The row must go as well.
-		if derr := rs.DeleteDocument(context.WithoutCancel(ctx), d.ID); derr != nil {
-			s.o.Logger.ErrorContext(ctx, "upload: row left without its file", slog.String("document", d.ID), slog.String("error", derr.Error()))
-		}
-		s.internalError(w, r, "upload: commit file", err)
+	d, err := up.Keep(kctx, docplatform.Document{GroupID: gid, FileName: name, UploadedBy: actor(IdentityFrom(ctx))})
+	if err != nil {
+		// The group deleted meanwhile (404), or the store or the database
+		// failing.
+		s.storeErr(w, r, "Group", err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, viewDocument(d))
 }
 
-// commitTimeout bounds making a staged upload readable (an object store's
-// CompleteMultipartUpload can take a while for a large file).
+// commitTimeout bounds keeping a received upload: recording its row,
+// completing its bytes (an object store's CompleteMultipartUpload can
+// take a while for a large file) and committing the row.
 const commitTimeout = time.Minute
 
 func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error) {
@@ -367,22 +359,21 @@ func (s *Server) downloadDocument(w http.ResponseWriter, r *http.Request, rs Res
 }
 
 // deleteDocument: DELETE /api/documents/{id} → 204 (a member or the
-// group's API key). The row goes first: a file left by a failed removal is
-// unreachable and only logged; a row without its file would be a broken
-// document.
+// group's API key). The row leaves the listing first and its bytes go
+// after (upload.Manager.Delete); bytes a failed removal leaves are
+// removed by the sweeper.
 func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request, rs ResourceStore, res Resources) {
 	d, ok := s.document(w, r, rs, "")
 	if !ok {
 		return
 	}
-	if err := rs.DeleteDocument(r.Context(), d.ID); err != nil {
-		s.storeErr(w, r, "Document", err)
+	if res.Uploads == nil {
+		httperr.Write(w, http.StatusServiceUnavailable, "Document storage is not configured")
 		return
 	}
-	if res.Files != nil {
-		if err := res.Files.Remove(context.WithoutCancel(r.Context()), d.StorageKey); err != nil {
-			s.o.Logger.WarnContext(r.Context(), "document file not removed", slog.String("document", d.ID), slog.String("error", err.Error()))
-		}
+	if err := res.Uploads.Delete(r.Context(), d); err != nil {
+		s.storeErr(w, r, "Document", err)
+		return
 	}
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/govkit/govkit/docplatform"
-	"github.com/govkit/govkit/docplatform/filestore"
+	"github.com/govkit/govkit/docplatform/upload"
 	"github.com/govkit/govkit/internal/httperr"
 )
 
@@ -27,6 +27,7 @@ type ResourceStore interface {
 	GroupStore
 	UserAdminStore
 	DocumentStore
+	upload.Rows
 	WorkflowStore
 	ReviewStore
 }
@@ -58,12 +59,11 @@ type UserAdminStore interface {
 	DeleteUser(ctx context.Context, id string) error
 }
 
-// DocumentStore keeps documents' rows and their OCR results.
+// DocumentStore keeps documents' rows and their OCR results (a
+// document's row comes and goes through upload.Rows).
 type DocumentStore interface {
-	CreateDocument(ctx context.Context, d docplatform.Document) (docplatform.Document, error)
 	Document(ctx context.Context, id string) (docplatform.Document, error)
 	ListDocuments(ctx context.Context, f docplatform.DocumentFilter) ([]docplatform.Document, error)
-	DeleteDocument(ctx context.Context, id string) error
 	PutOCRResult(ctx context.Context, r docplatform.OCRResult) (docplatform.OCRResult, bool, error)
 	OCRResult(ctx context.Context, documentID string) (docplatform.OCRResult, error)
 }
@@ -91,16 +91,13 @@ type ReviewStore interface {
 
 // DocumentFiles keeps documents' bytes: filestore.Store (a directory) or
 // s3store.Store (S3-compatible object storage), as DOCUMENT_STORAGE says.
-// Both follow filestore's contract: Stage streams an upload where nobody
-// can read it yet, and only Upload.Commit, called once the row is
-// recorded, makes it readable under its key.
+// Uploads and deletions go through an upload.Manager (Resources.Uploads),
+// which owns the life of the bytes and the rows; downloads Open.
 type DocumentFiles interface {
-	Stage(ctx context.Context, r io.Reader, max int64) (*filestore.Upload, error)
+	upload.Files
 	// Open reads the file under key; size is the size recorded for it.
 	// A missing file is filestore.ErrNotFound.
 	Open(ctx context.Context, key string, size int64) (io.ReadSeekCloser, error)
-	// Remove deletes the file under key; a missing file is not an error.
-	Remove(ctx context.Context, key string) error
 }
 
 // Resources configure the group-scoped resources.
@@ -108,6 +105,9 @@ type Resources struct {
 	// Files keeps documents' bytes (DOCUMENT_STORAGE). Without it, uploads
 	// and downloads answer 503.
 	Files DocumentFiles
+	// Uploads moves uploads and deletions of Files' documents through
+	// their life; WithResources makes one when it is nil.
+	Uploads *upload.Manager
 	// MaxUpload bounds one document's size in bytes (DOCUMENT_MAX_BYTES,
 	// default DefaultMaxUpload). The server's request body limit
 	// (Options.MaxBody) must be at least this plus the multipart framing.
@@ -140,7 +140,12 @@ func (w withResources) ResourceOptions() Resources { return w.res }
 
 // WithResources returns st as the Store of Options, carrying the
 // resources' configuration for the resource routes.
-func WithResources(st ResourceStore, res Resources) Store { return withResources{st, res} }
+func WithResources(st ResourceStore, res Resources) Store {
+	if res.Uploads == nil && res.Files != nil {
+		res.Uploads = upload.New(res.Files, st, upload.Options{})
+	}
+	return withResources{st, res}
+}
 
 // resources returns the resource store and configuration, or ok=false when
 // the Store given to New cannot keep resources.

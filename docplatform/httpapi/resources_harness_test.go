@@ -14,6 +14,7 @@ import (
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/filestore"
 	"github.com/govkit/govkit/docplatform/httpapi"
+	uploads "github.com/govkit/govkit/docplatform/upload"
 )
 
 // resStore is the real store carrying the resources' configuration, as
@@ -68,7 +69,9 @@ func newRWorldSetup(t testing.TB, open func(testing.TB) testStore, knobs []func(
 		o(&res)
 	}
 	w := newWorld(t, append(knobs, func(s *setup) {
-		rs = resStore{open(s.t).(sqlTestStore), res}
+		st := open(s.t).(sqlTestStore)
+		res.Uploads = uploads.New(files, st, uploads.Options{})
+		rs = resStore{st, res}
 		s.store = rs
 		s.routeMaxBody = httpapi.ResourceBodyLimits(res)
 	})...)
@@ -133,11 +136,10 @@ func (rw *rworld) call(c caller, r request) *http.Response {
 // doc stores a document with content in group g, as an upload would.
 func (rw *rworld) doc(g, name, content string) docplatform.Document {
 	rw.t.Helper()
-	st, err := rw.files.Stage(context.Background(), strings.NewReader(content), 1<<20)
+	up, err := uploads.New(rw.files, rw.st, uploads.Options{}).Receive(context.Background(), strings.NewReader(content), 1<<20)
 	must(rw.t, err)
-	d, err := rw.st.CreateDocument(context.Background(), docplatform.Document{GroupID: g, FileName: name, ContentType: st.ContentType, Size: st.Size, SHA256: st.SHA256, StorageKey: st.Key, UploadedBy: "test"})
+	d, err := up.Keep(context.Background(), docplatform.Document{GroupID: g, FileName: name, UploadedBy: "test"})
 	must(rw.t, err)
-	must(rw.t, st.Commit(context.Background()))
 	return d
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/govkit/govkit/docplatform/s3store"
 	"github.com/govkit/govkit/docplatform/sqlstore"
 	"github.com/govkit/govkit/docplatform/sso"
+	"github.com/govkit/govkit/docplatform/upload"
 	"github.com/govkit/govkit/docplatform/webui"
 	"github.com/govkit/govkit/internal/ratelimit"
 )
@@ -49,13 +50,30 @@ type Platform struct {
 	server *http.Server
 	closed chan error
 
-	counters io.Closer
-	redis    *redis.Client
+	// Uploads moves uploads through their life; its sweeper runs until
+	// Shutdown.
+	Uploads *upload.Manager
+
+	counters   io.Closer
+	redis      *redis.Client
+	stopSweep  context.CancelFunc
+	sweepEnded chan struct{}
+}
+
+// Hooks are test-only observers of a running platform.
+type Hooks struct {
+	// Upload is told of each state an upload reaches (upload.Options.Observe).
+	Upload func(ctx context.Context, s upload.State)
 }
 
 // Start opens the store, builds the API and serves it on ln (or on
 // addr when ln is nil).
 func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener, log *slog.Logger) (*Platform, error) {
+	return StartWithHooks(ctx, cfg, addr, ln, log, Hooks{})
+}
+
+// StartWithHooks is Start with test hooks.
+func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.Listener, log *slog.Logger, hooks Hooks) (*Platform, error) {
 	if log == nil {
 		log = slog.Default()
 	}
@@ -112,15 +130,16 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 		return nil, fmt.Errorf("DOCUMENT_STORAGE: %w", err)
 	}
 	log.Info("document storage", slog.String("at", files.String()))
-	// Uploads a crash cut short are left staged (temporary files, or
-	// unfinished multipart uploads); an hour is longer than any upload in
-	// progress on any replica.
-	if n, err := files.Sweep(ctx, time.Hour); err != nil {
-		log.Warn("sweeping unfinished uploads", slog.String("error", err.Error()))
-	} else if n > 0 {
-		log.Info("removed unfinished uploads", slog.Int("files", n))
-	}
-	res := httpapi.Resources{Files: files, MaxUpload: cfg.DocumentMaxBytes, ReviewLock: cfg.ReviewLockTTL}
+	p.Uploads = upload.New(files, store, upload.Options{Logger: log, Observe: hooks.Upload})
+	// Every replica sweeps what crashed or stalled uploads left; sweeps
+	// are safe to run at once (see package upload).
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	p.stopSweep, p.sweepEnded = stop, make(chan struct{})
+	go func() {
+		defer close(p.sweepEnded)
+		p.Uploads.Run(sctx)
+	}()
+	res := httpapi.Resources{Files: files, Uploads: p.Uploads, MaxUpload: cfg.DocumentMaxBytes, ReviewLock: cfg.ReviewLockTTL}
 
 	api, err := httpapi.New(httpapi.Options{
 		OIDC: oc, Store: httpapi.WithResources(store, res), RouteMaxBody: httpapi.ResourceBodyLimits(res),
@@ -168,10 +187,9 @@ func Start(ctx context.Context, cfg config.Config, addr string, ln net.Listener,
 	return p, nil
 }
 
-// documentStorage is a document store the platform can also sweep.
+// documentStorage is a document store that can say where it is.
 type documentStorage interface {
 	httpapi.DocumentFiles
-	Sweep(ctx context.Context, age time.Duration) (int, error)
 	String() string
 }
 
@@ -201,6 +219,10 @@ func (p *Platform) Shutdown(ctx context.Context) error {
 func (p *Platform) Done() <-chan error { return p.closed }
 
 func (p *Platform) closeResources() {
+	if p.stopSweep != nil {
+		p.stopSweep()
+		<-p.sweepEnded
+	}
 	if p.Store != nil {
 		p.Store.Close()
 	}

@@ -21,6 +21,11 @@ import (
 // missing or bad variable is listed), 0 after a clean shutdown when ctx
 // ends (SIGTERM/SIGINT), 1 when the server fails while running.
 func Serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	return ServeWithHooks(ctx, args, getenv, stdout, stderr, Hooks{})
+}
+
+// ServeWithHooks is Serve with test hooks.
+func ServeWithHooks(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, hooks Hooks) int {
 	fs := flag.NewFlagSet("govkit docplatform serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "./data", "directory for the default SQLite database and documents")
@@ -55,7 +60,7 @@ func Serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if addr == "" {
 		addr = ":" + strconv.Itoa(cfg.Port)
 	}
-	p, err := Start(ctx, cfg, addr, nil, log)
+	p, err := StartWithHooks(ctx, cfg, addr, nil, log, hooks)
 	if err != nil {
 		fmt.Fprintf(stderr, "govkit docplatform serve: %v\n", err)
 		return 2

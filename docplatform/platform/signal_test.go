@@ -3,29 +3,56 @@ package platform_test
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/govkit/govkit/docplatform/platform"
 	"github.com/govkit/govkit/docplatform/sso/ssotest"
+	"github.com/govkit/govkit/docplatform/upload"
 )
 
-// TestServeChild is the server process of TestServeStopsOnSIGTERM; it runs
-// only when that test starts it.
+// TestServeChild is the server process of the tests that run the
+// platform as a real process (TestServeStopsOnSIGTERM, the replica
+// tests); it runs only when one of them starts it.
+//
+// With GOVKIT_TEST_UPLOAD_STOP naming a state of package upload
+// (receiving, stored, completed, committed), the first upload to reach it
+// stops there: the process prints "upload stopped at <state>" and waits
+// for a line on its standard input before going on, so the test can kill
+// it at that exact step (or let it go on) without guessing at timing.
 func TestServeChild(t *testing.T) {
 	if os.Getenv("GOVKIT_SERVE_CHILD") != "1" {
-		t.Skip("started by TestServeStopsOnSIGTERM only")
+		t.Skip("started by the tests that run the platform as a process")
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM)
 	defer stop()
-	os.Exit(platform.Serve(ctx, []string{"--data-dir", os.Getenv("GOVKIT_SERVE_DIR"), "--listen", "127.0.0.1:0"}, os.Getenv, os.Stdout, os.Stderr))
+	var hooks platform.Hooks
+	if name := os.Getenv("GOVKIT_TEST_UPLOAD_STOP"); name != "" {
+		at, ok := upload.ParseState(name)
+		if !ok {
+			t.Fatalf("GOVKIT_TEST_UPLOAD_STOP=%q names no upload state", name)
+		}
+		var once sync.Once
+		hooks.Upload = func(_ context.Context, s upload.State) {
+			if s != at {
+				return
+			}
+			once.Do(func() {
+				fmt.Printf("upload stopped at %s\n", s)
+				bufio.NewReader(os.Stdin).ReadString('\n')
+			})
+		}
+	}
+	os.Exit(platform.ServeWithHooks(ctx, []string{"--data-dir", os.Getenv("GOVKIT_SERVE_DIR"), "--listen", "127.0.0.1:0"}, os.Getenv, os.Stdout, os.Stderr, hooks))
 }
 
 // A real process gets a real SIGTERM: it stops serving and exits 0.

@@ -8,15 +8,18 @@
 //   - Stage starts a multipart upload and streams the body into it one part
 //     (PartSize, 5 MiB by default) at a time, hashing and sniffing it on the
 //     way: one part buffer per upload in progress, never the whole file. The
-//     multipart upload is invisible to readers until it is completed.
-//   - Upload.Commit completes the multipart upload (the object appears
-//     under prefix+key, whole, at once); Upload.Discard aborts it and the
-//     store frees its parts. A body that fails, is too large or is empty
-//     aborts it too, so a failed upload leaves neither a row nor an object.
-//   - Sweep aborts multipart uploads under the prefix that a crash left
-//     unfinished (the platform runs it at start with an hour's margin; a
-//     bucket lifecycle rule AbortIncompleteMultipartUpload does the same job
-//     from the store's side).
+//     multipart upload is invisible to readers until it is completed. A
+//     body that fails, is too large or is empty aborts it.
+//   - Upload.Complete completes the multipart upload: the object appears
+//     under prefix+key, whole, at once. Upload.Abort aborts it.
+//   - Finish completes a multipart upload a crash left with every part
+//     uploaded (the parts are listed back from the store), Discard aborts
+//     the key's multipart uploads and then removes its object, Staged lists
+//     the unfinished multipart uploads and Stored the objects under the
+//     prefix: what package upload's sweeper needs to finish or remove what
+//     a crash left. (A bucket lifecycle rule AbortIncompleteMultipartUpload
+//     with a few days' margin is a good second line; a shorter one could
+//     abort the parts of an upload whose row waits for the sweeper.)
 //   - Open streams an object with ranged GETs: http.ServeContent seeks, and a
 //     seek away from where the open response is opens a new one at the new
 //     offset, so a download is never held in memory and a Range request
@@ -256,6 +259,7 @@ func (s *Store) Stage(ctx context.Context, r io.Reader, max int64) (*filestore.U
 			return nil, storageErr("upload part", err)
 		}
 		parts = append(parts, minio.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag})
+		filestore.PartStaged(ctx, m.Size())
 		if rerr != nil {
 			break // the last, short part
 		}
@@ -264,19 +268,13 @@ func (s *Store) Stage(ctx context.Context, r io.Reader, max int64) (*filestore.U
 		abort()
 		return nil, err
 	}
-	commit := func(ctx context.Context) error {
-		_, err := s.core.CompleteMultipartUpload(ctx, s.bucket, object, uploadID, parts, minio.PutObjectOptions{})
-		if err != nil {
-			// The store may have completed it before the answer was
-			// lost: make sure no object is left behind the failure.
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
-			defer cancel()
-			s.core.RemoveObject(rctx, s.bucket, object, minio.RemoveObjectOptions{})
+	complete := func(ctx context.Context) error {
+		if _, err := s.core.CompleteMultipartUpload(ctx, s.bucket, object, uploadID, parts, minio.PutObjectOptions{}); err != nil {
 			return storageErr("complete multipart upload", err)
 		}
 		return nil
 	}
-	return filestore.NewUpload(m, key, commit, abort), nil
+	return filestore.NewUpload(m, key, complete, abort), nil
 }
 
 // Open streams the object under key; size is its recorded size. A missing
@@ -379,39 +377,153 @@ func (o *objectReader) Close() error {
 	return err
 }
 
-// Remove deletes the object under key; a missing object is not an error.
-func (s *Store) Remove(ctx context.Context, key string) error {
+// Finish completes key's multipart upload if a crash left it with every
+// part uploaded (size bytes in parts numbered from 1 without a gap), and
+// then checks that key's object holds size bytes: filestore.ErrNotFound
+// when it does not.
+func (s *Store) Finish(ctx context.Context, key string, size int64) error {
 	if !filestore.ValidKey(key) {
 		return filestore.ErrNotFound
 	}
-	if err := s.core.RemoveObject(ctx, s.bucket, s.object(key), minio.RemoveObjectOptions{}); err != nil {
+	object := s.object(key)
+	err := s.uploadsOf(ctx, object, func(uploadID string) error {
+		parts, total, err := s.partsOf(ctx, object, uploadID)
+		if err != nil || total != size {
+			return err
+		}
+		// Another process finishing it at the same moment completes first:
+		// then the object is there, which the check below sees.
+		s.core.CompleteMultipartUpload(ctx, s.bucket, object, uploadID, parts, minio.PutObjectOptions{})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	info, err := s.core.StatObject(ctx, s.bucket, object, minio.StatObjectOptions{})
+	switch {
+	case minio.ToErrorResponse(err).Code == "NoSuchKey":
+		return filestore.ErrNotFound
+	case err != nil:
+		return storageErr("stat object", err)
+	case info.Size != size:
+		return fmt.Errorf("%w: %s holds %d bytes, not %d", filestore.ErrNotFound, key, info.Size, size)
+	}
+	return nil
+}
+
+// partsOf lists the parts of an unfinished multipart upload, as
+// CompleteMultipartUpload wants them, with their total size; nil parts
+// when they are not numbered 1..n without a gap.
+func (s *Store) partsOf(ctx context.Context, object, uploadID string) ([]minio.CompletePart, int64, error) {
+	var parts []minio.CompletePart
+	var total int64
+	marker := 0
+	for {
+		res, err := s.core.ListObjectParts(ctx, s.bucket, object, uploadID, marker, 1000)
+		if err != nil {
+			return nil, 0, storageErr("list parts", err)
+		}
+		for _, p := range res.ObjectParts {
+			if p.PartNumber != len(parts)+1 {
+				return nil, 0, nil
+			}
+			parts = append(parts, minio.CompletePart{PartNumber: p.PartNumber, ETag: p.ETag})
+			total += p.Size
+		}
+		if !res.IsTruncated || res.NextPartNumberMarker <= marker {
+			return parts, total, nil
+		}
+		marker = res.NextPartNumberMarker
+	}
+}
+
+// Discard aborts key's unfinished multipart uploads and then removes its
+// object, so that a completion racing with it finds nothing to complete
+// or is undone. Nothing there is not an error.
+func (s *Store) Discard(ctx context.Context, key string) error {
+	if !filestore.ValidKey(key) {
+		return filestore.ErrNotFound
+	}
+	object := s.object(key)
+	err := s.uploadsOf(ctx, object, func(uploadID string) error {
+		if err := s.core.AbortMultipartUpload(ctx, s.bucket, object, uploadID); err != nil && minio.ToErrorResponse(err).Code != "NoSuchUpload" {
+			return storageErr("abort multipart upload", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.core.RemoveObject(ctx, s.bucket, object, minio.RemoveObjectOptions{}); err != nil {
 		return storageErr("remove object", err)
 	}
 	return nil
 }
 
-// Sweep aborts multipart uploads under the prefix started more than age
-// ago: uploads a crash cut short.
-func (s *Store) Sweep(ctx context.Context, age time.Duration) (int, error) {
-	n := 0
-	err := s.incomplete(ctx, func(u minio.ObjectMultipartInfo) error {
-		if time.Since(u.Initiated) <= age {
+// uploadsOf calls f with the id of each unfinished multipart upload of
+// object.
+func (s *Store) uploadsOf(ctx context.Context, object string, f func(uploadID string) error) error {
+	return s.incomplete(ctx, object, func(u minio.ObjectMultipartInfo) error {
+		if u.Key != object {
 			return nil
 		}
-		if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
-			return storageErr("abort multipart upload", err)
-		}
-		n++
-		return nil
+		return f(u.UploadID)
 	})
-	return n, err
 }
 
-// incomplete calls f for each unfinished multipart upload under the prefix.
-func (s *Store) incomplete(ctx context.Context, f func(minio.ObjectMultipartInfo) error) error {
+// Staged calls fn with the key of each unfinished multipart upload under
+// the prefix begun before t: uploads cut short, or in progress if t is
+// recent. Unfinished uploads under the prefix not named after a key are
+// aborted here, since no row can name them.
+func (s *Store) Staged(ctx context.Context, before time.Time, fn func(key string) error) error {
+	return s.incomplete(ctx, s.prefix, func(u minio.ObjectMultipartInfo) error {
+		if !u.Initiated.Before(before) {
+			return nil
+		}
+		key, _ := strings.CutPrefix(u.Key, s.prefix)
+		if !filestore.ValidKey(key) {
+			if err := s.core.AbortMultipartUpload(ctx, s.bucket, u.Key, u.UploadID); err != nil {
+				return storageErr("abort multipart upload", err)
+			}
+			return nil
+		}
+		return fn(key)
+	})
+}
+
+// Stored calls fn with the keys of the objects under the prefix, up to
+// batch at a time.
+func (s *Store) Stored(ctx context.Context, batch int, fn func(keys []string) error) error {
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops the listing if fn fails
+	var keys []string
+	for o := range s.core.Client.ListObjects(lctx, s.bucket, minio.ListObjectsOptions{Prefix: s.prefix, Recursive: true}) {
+		if o.Err != nil {
+			return storageErr("list objects", o.Err)
+		}
+		key, _ := strings.CutPrefix(o.Key, s.prefix)
+		if !filestore.ValidKey(key) {
+			continue
+		}
+		if keys = append(keys, key); len(keys) == batch {
+			if err := fn(keys); err != nil {
+				return err
+			}
+			keys = keys[:0]
+		}
+	}
+	if len(keys) > 0 {
+		return fn(keys)
+	}
+	return nil
+}
+
+// incomplete calls f for each unfinished multipart upload of an object
+// whose name begins with prefix.
+func (s *Store) incomplete(ctx context.Context, prefix string, f func(minio.ObjectMultipartInfo) error) error {
 	var keyMarker, idMarker string
 	for {
-		res, err := s.core.ListMultipartUploads(ctx, s.bucket, s.prefix, keyMarker, idMarker, "", 1000)
+		res, err := s.core.ListMultipartUploads(ctx, s.bucket, prefix, keyMarker, idMarker, "", 1000)
 		if err != nil {
 			return storageErr("list multipart uploads", err)
 		}
@@ -437,6 +549,6 @@ func (s *Store) Files(ctx context.Context) (committed, incomplete int, err error
 		}
 		committed++
 	}
-	err = s.incomplete(ctx, func(minio.ObjectMultipartInfo) error { incomplete++; return nil })
+	err = s.incomplete(ctx, s.prefix, func(minio.ObjectMultipartInfo) error { incomplete++; return nil })
 	return committed, incomplete, err
 }

@@ -104,7 +104,7 @@ func TestUploadsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer u.Discard()
+			defer u.Abort()
 			if u.Size != int64(len(tc.body)) || u.SHA256 != sum(tc.body) || u.ContentType != tc.wantType {
 				t.Fatalf("staged %+v", u)
 			}
@@ -112,7 +112,7 @@ func TestUploadsRoundTrip(t *testing.T) {
 			if _, err := s.Open(ctx, u.Key, u.Size); !errors.Is(err, filestore.ErrNotFound) {
 				t.Fatalf("staged object readable before commit: %v", err)
 			}
-			if err := u.Commit(ctx); err != nil {
+			if err := u.Complete(ctx); err != nil {
 				t.Fatal(err)
 			}
 			r, err := s.Open(ctx, u.Key, u.Size)
@@ -168,7 +168,7 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			u, err := s.Stage(ctx, tc.r, tc.max)
 			if err == nil {
-				u.Discard()
+				u.Abort()
 				t.Fatal("no error")
 			}
 			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
@@ -182,7 +182,7 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 			}
 		})
 	}
-	t.Run("a discarded upload is aborted", func(t *testing.T) {
+	t.Run("an aborted upload leaves nothing", func(t *testing.T) {
 		u, err := s.Stage(ctx, bytes.NewReader(big), 64<<20)
 		if err != nil {
 			t.Fatal(err)
@@ -190,20 +190,23 @@ func TestFailedUploadsLeaveNothing(t *testing.T) {
 		if _, i := files(t, s); i != 1 {
 			t.Fatalf("%d unfinished uploads while staged, want 1", i)
 		}
-		u.Discard()
+		u.Abort()
 		if c, i := files(t, s); c+i != 0 {
 			t.Fatalf("%d objects, %d unfinished uploads left", c, i)
 		}
 	})
-	t.Run("a commit that fails leaves no object", func(t *testing.T) {
+	t.Run("a completion that fails leaves the bytes for Discard", func(t *testing.T) {
 		u, err := s.Stage(ctx, strings.NewReader("data"), 10)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		if err := u.Commit(cctx); !errors.Is(err, filestore.ErrStorage) {
-			t.Fatalf("commit with a dead context: %v", err)
+		if err := u.Complete(cctx); !errors.Is(err, filestore.ErrStorage) {
+			t.Fatalf("completion with a dead context: %v", err)
+		}
+		if err := s.Discard(ctx, u.Key); err != nil {
+			t.Fatal(err)
 		}
 		if c, i := files(t, s); c+i != 0 {
 			t.Fatalf("%d objects, %d unfinished uploads left", c, i)
@@ -253,7 +256,7 @@ func TestUploadsAreStreamedPartByPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := u.Commit(ctx); err != nil {
+	if err := u.Complete(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if w.stored < 2 {
@@ -272,7 +275,7 @@ func TestDownloadsSeekAndServeRanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := u.Commit(ctx); err != nil {
+	if err := u.Complete(ctx); err != nil {
 		t.Fatal(err)
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -329,43 +332,13 @@ func TestDownloadsSeekAndServeRanges(t *testing.T) {
 	}
 }
 
-func TestOpenRemoveAndSweep(t *testing.T) {
+func TestOpenRefusesKeysThatAreNotKeys(t *testing.T) {
 	ctx := context.Background()
 	s, _ := open(t, "x/")
 	for _, k := range []string{"../../etc/passwd", "", filestore.NewKey()} {
 		if _, err := s.Open(ctx, k, 10); !errors.Is(err, filestore.ErrNotFound) {
 			t.Errorf("Open(%q): %v", k, err)
 		}
-	}
-	u, err := s.Stage(ctx, strings.NewReader("keep me"), 100)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := u.Commit(ctx); err != nil {
-		t.Fatal(err)
-	}
-	// An upload a crash left unfinished: staged, never committed nor
-	// discarded.
-	if _, err := s.Stage(ctx, strings.NewReader("orphan"), 100); err != nil {
-		t.Fatal(err)
-	}
-	if n, err := s.Sweep(ctx, time.Hour); err != nil || n != 0 {
-		t.Fatalf("sweep of young uploads: %d %v", n, err)
-	}
-	if n, err := s.Sweep(ctx, -time.Hour); err != nil || n != 1 {
-		t.Fatalf("sweep: %d %v", n, err)
-	}
-	if c, i := files(t, s); c != 1 || i != 0 {
-		t.Fatalf("after sweep: %d objects, %d unfinished", c, i)
-	}
-	if err := s.Remove(ctx, u.Key); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Remove(ctx, u.Key); err != nil {
-		t.Fatalf("removing a missing object: %v", err)
-	}
-	if c, _ := files(t, s); c != 0 {
-		t.Fatalf("%d objects after remove", c)
 	}
 }
 
@@ -406,7 +379,7 @@ func BenchmarkUploadAndDownload(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if err := u.Commit(ctx); err != nil {
+		if err := u.Complete(ctx); err != nil {
 			b.Fatal(err)
 		}
 		r, err := s.Open(ctx, u.Key, u.Size)
@@ -417,6 +390,6 @@ func BenchmarkUploadAndDownload(b *testing.B) {
 			b.Fatal(n, err)
 		}
 		r.Close()
-		s.Remove(ctx, u.Key)
+		s.Discard(ctx, u.Key)
 	}
 }

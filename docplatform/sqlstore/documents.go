@@ -69,10 +69,20 @@ func (s *Store) Document(ctx context.Context, id string) (docplatform.Document, 
 }
 
 // DeleteDocument removes a document's row with its OCR result and review
-// sessions; the caller removes the bytes.
+// sessions and, in the same transaction, records its storage key as an
+// upload whose bytes must go (package upload): the caller removes the
+// bytes and then ForgetUpload, and if it cannot, the sweeper will.
 func (s *Store) DeleteDocument(ctx context.Context, id string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM documents WHERE id = $1`, id)
-	return affected("delete document", res, err)
+	const what = "delete document"
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO uploads (storage_key, state, document_id, group_id, file_name, content_type, size, sha256, uploaded_by, changed_at)
+			SELECT storage_key, 'discarding', id, group_id, file_name, content_type, size, sha256, uploaded_by, $2 FROM documents WHERE id = $1`, id, s.at(s.now()))
+		if err != nil {
+			return dbErr(what, err)
+		}
+		res, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE id = $1`, id)
+		return affected(what, res, err)
+	})
 }
 
 // likeEscape makes s a literal LIKE pattern (escape character \).
