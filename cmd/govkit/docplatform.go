@@ -14,6 +14,11 @@ import (
 
 func init() {
 	subcommands["docplatform"]["serve"] = command{"serve the document platform, configured by environment variables", runDocplatformServe}
+	subcommands["docplatform"]["check-config"] = command{"read serve's variables, connect to each part they name, say what works", runDocplatformCheckConfig}
+}
+
+func runDocplatformCheckConfig(ctx context.Context, args []string, io stdio) int {
+	return platform.CheckConfig(ctx, args, os.Getenv, io.out, io.err)
 }
 
 func runDocplatformServe(ctx context.Context, args []string, io stdio) int {

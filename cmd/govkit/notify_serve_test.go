@@ -22,6 +22,11 @@ func TestNotifyServeCommand(t *testing.T) {
 		out, err string
 	}{
 		{"notify lists serve", []string{"notify", "-h"}, 0, "serve", ""},
+		{"notify lists admin", []string{"notify", "-h"}, 0, "add|set-password|list|remove", ""},
+		{"notify lists check-config", []string{"notify", "-h"}, 0, "check-config", ""},
+		{"docplatform lists check-config", []string{"docplatform", "-h"}, 0, "check-config", ""},
+		{"a --config-dir that does not exist is refused", []string{"notify", "serve", "--config-dir", filepath.Join(bad, "nope"), "--data-dir", t.TempDir()}, 2, "", "does not exist"},
+		{"admin without a command is a usage error", []string{"notify", "admin"}, 2, "", "set-password"},
 		{"an unknown flag is a usage error", []string{"notify", "serve", "--bogus"}, 2, "", "flag provided but not defined"},
 		{"stray arguments are a usage error", []string{"notify", "serve", "extra"}, 2, "", "Usage: govkit notify serve"},
 		{"config problems are all reported and the service does not start", []string{"notify", "serve", "--dir", bad, "--data-dir", t.TempDir()}, 2, "", "sms.provider"},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/govkit/govkit/docplatform/config"
 	"github.com/govkit/govkit/internal/cliflags"
+	"github.com/govkit/govkit/internal/preflight"
 )
 
 // Serve is `govkit docplatform serve`: the production platform, configured
@@ -49,6 +50,7 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 		return 2
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
+	preflight.Log(log, Parts(cfg, getenv))
 	if tuneGC(os.LookupEnv) {
 		log.Info("garbage collector target set", slog.Int("gogc", DefaultGCPercent))
 	}

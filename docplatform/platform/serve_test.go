@@ -3,6 +3,7 @@ package platform_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -108,6 +109,17 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "REDIS_URL is not set") {
 		t.Error("no warning about per-process counters")
+	}
+	// one line per external part: what, where, and where the setting came from
+	for _, want := range []string{
+		fmt.Sprintf(`"msg":"uses","part":"database","kind":"sqlite","addr":%q,"from":"variable DATABASE_URL"`, vars["DATABASE_URL"]),
+		`"msg":"uses","part":"redis","kind":"none","addr":"rate-limit counters in this process (one replica only)","from":"default"`,
+		fmt.Sprintf(`"msg":"uses","part":"document storage","kind":"directory","addr":%q,"from":"default"`, filepath.Join(dir, "documents")),
+		fmt.Sprintf(`"msg":"uses","part":"identity provider","kind":"oidc","addr":%q`, idp.Issuer),
+	} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("start-up log lacks %s\n%s", want, errOut.String())
+		}
 	}
 	cancel()
 	select {

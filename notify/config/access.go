@@ -86,6 +86,44 @@ func (c *Config) Call(ctx context.Context, path string, args ...any) (any, error
 	return f(ctx, args...)
 }
 
+// Origin names the file that set the config key at path ("email.smtp",
+// "queue.connection.host"): the last file in precedence whose own tree has
+// the key or replaced a map above it (queue.connection: null), or "" when
+// no file did and the value (if any) is the built-in default. A .js file that computes the value from process.env
+// is still the file that set it. Start-up lines use it to say where each
+// external part's address came from.
+func (c *Config) Origin(path string) string { return c.origin(kindConfig, path) }
+
+// DatasourceOrigin is Origin for a key of the datasource files ("uri").
+func (c *Config) DatasourceOrigin(path string) string { return c.origin(kindDatasource, path) }
+
+func (c *Config) origin(k kind, path string) string {
+	keys := strings.Split(path, ".")
+	for i := len(c.layers) - 1; i >= 0; i-- {
+		f := c.layers[i]
+		if f.kind != k {
+			continue
+		}
+		// The file decides the key when it has it, or when it replaced
+		// a map above it with something else (null, a value): merging
+		// stops there, and what earlier files said below is gone.
+		var cur any = f.tree
+		for _, key := range keys {
+			m, ok := cur.(map[string]any)
+			if !ok {
+				return f.path
+			}
+			if cur, ok = m[key]; !ok {
+				break
+			}
+		}
+		if _, ok := lookup(f.tree, path); ok {
+			return f.path
+		}
+	}
+	return ""
+}
+
 // NodeRole is the role of a node in a multi-node deployment, from the
 // environment variable NOTIFYBC_NODE_ROLE.
 type NodeRole string

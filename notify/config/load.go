@@ -163,6 +163,7 @@ func (l *loader) build(appTree map[string]any, files []*layerFile) (*Config, err
 			continue
 		}
 		cfg.Files = append(cfg.Files, f.path)
+		cfg.layers = append(cfg.layers, f)
 		switch f.kind {
 		case kindConfig:
 			l.checkConfigKeys(f)

@@ -184,6 +184,32 @@ func TestFilesListsWhatWasRead(t *testing.T) {
 	}
 }
 
+func TestOriginNamesTheFileThatSetAKey(t *testing.T) {
+	root := deployment(t, map[string]string{
+		"src/config.production.json": `{"email": {"smtp": {"host": "smtp.example.org", "port": 25}}, "queue": {"connection": {"host": "redis"}}}`,
+		"src/config.local.js":        `module.exports = {email: {smtp: {port: 2525}}, queue: {connection: null}}`,
+		"src/datasources/db.datasource.local.json": `{"uri": "mongodb://m/db"}`,
+	})
+	c := mustLoad(t, root, "production", nil)
+	prod, local := filepath.Join(root, "src", "config.production.json"), filepath.Join(root, "src", "config.local.js")
+	for _, tc := range []struct{ path, want string }{
+		{"email.smtp.host", prod},
+		{"email.smtp.port", local},
+		{"email.smtp", local},
+		{"queue.connection", local},
+		{"queue.connection.host", local}, // null replaced what production said
+		{"email.inboundSmtpServer.enabled", ""},
+		{"adminIps", ""},
+	} {
+		if got := c.Origin(tc.path); got != tc.want {
+			t.Errorf("Origin(%q) = %q, want %q", tc.path, got, tc.want)
+		}
+	}
+	if got, want := c.DatasourceOrigin("uri"), filepath.Join(root, "src", "datasources", "db.datasource.local.json"); got != want {
+		t.Errorf("DatasourceOrigin(uri) = %q, want %q", got, want)
+	}
+}
+
 func TestJavaScriptConfig(t *testing.T) {
 	root := deployment(t, map[string]string{
 		"secrets/smtp-pass.txt": "s3cret\n",

@@ -47,6 +47,7 @@ type Config struct {
 	middlewareTree map[string]any
 	datasourceTree map[string]any
 	pool           *jsrt.Pool
+	layers         []*layerFile // the files that were read, for Origin
 }
 
 // Email is config key email.

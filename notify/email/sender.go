@@ -152,6 +152,23 @@ func (s *Sender) getPool(ctx context.Context) (*pool, error) {
 	return p, nil
 }
 
+// Check opens one connection to the SMTP server as a send would — TCP,
+// TLS or STARTTLS, EHLO, AUTH when the server offers it and credentials
+// are set — and closes it politely, sending no mail (`govkit notify
+// check-config`). A test-mail Sender has no server of its own to check:
+// it returns an error saying so without any network traffic.
+func (s *Sender) Check(ctx context.Context) error {
+	if s.testMail != nil {
+		return errors.New("no SMTP server configured (email.smtp.host): mail goes to the public test-mail service")
+	}
+	c, err := s.pool.dial(ctx)
+	if err != nil {
+		return err
+	}
+	s.pool.quit(c)
+	return nil
+}
+
 // Close closes idle connections and makes later Sends fail with ErrClosed.
 func (s *Sender) Close() error {
 	s.mu.Lock()

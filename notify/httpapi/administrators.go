@@ -36,7 +36,7 @@ func (s *Server) administratorRoutes() {
 	s.handle(route{method: "PUT", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "replace an administrator", body: "NewAdministrator", status: http.StatusNoContent, h: s.replaceAdministrator})
 	s.handle(route{method: "PATCH", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "update an administrator", body: "NewAdministrator", status: http.StatusNoContent, h: s.patchAdministrator})
 	s.handle(route{method: "GET", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "get an administrator", response: "Administrator", h: s.getAdministrator})
-	s.handle(route{method: "DELETE", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "delete an administrator with its password and tokens", status: http.StatusNoContent, h: s.deleteAdministrator})
+	s.handle(route{method: "DELETE", path: "/administrators/{id}", roles: adminsOnly, tag: tag, summary: "delete an administrator with its password and tokens", status: http.StatusNoContent, h: s.removeAdministrator})
 	s.handle(route{method: "POST", path: "/administrators", roles: superAdminOnly, tag: tag, summary: "sign up an administrator", body: "NewAdministrator", response: "Administrator", h: s.signUp})
 	s.handle(route{method: "GET", path: "/administrators", roles: adminsOnly, tag: tag, summary: "get administrators", params: []param{filterParam}, response: "[]Administrator", h: s.listAdministrators})
 }
@@ -86,8 +86,8 @@ func hashPassword(pw string) (string, error) {
 }
 
 // putCredential creates or replaces the administrator's password record.
-func (s *Server) putCredential(ctx context.Context, who notify.UserProfile, adminID notify.ID, hash string) (*notify.UserCredential, error) {
-	coll := s.store.UserCredentials()
+func putCredential(ctx context.Context, st *mongostore.Store, who notify.UserProfile, adminID notify.ID, hash string) (*notify.UserCredential, error) {
+	coll := st.UserCredentials()
 	cur, err := coll.FindOne(ctx, mongostore.Query{Filter: bson.D{{Key: "userId", Value: adminID}}})
 	p := who
 	switch {
@@ -134,8 +134,8 @@ func adminFromBody(f notify.Fields) (*notify.Administrator, string, error) {
 // emailTaken refuses an email another administrator has, ignoring case.
 // The unique index decides races; this check gives the same 400 on stores
 // that report the index violation less clearly.
-func (s *Server) emailTaken(ctx context.Context, email string, self notify.ID) error {
-	a, err := s.store.FindAdministratorByEmail(ctx, email)
+func emailTaken(ctx context.Context, st *mongostore.Store, email string, self notify.ID) error {
+	a, err := st.FindAdministratorByEmail(ctx, email)
 	switch {
 	case errors.Is(err, notify.ErrNotFound):
 		return nil
@@ -157,6 +157,28 @@ func validEmail(e string) error {
 	return nil
 }
 
+// createAdministrator adds administrator a with the password hash,
+// refusing an email another administrator has (ignoring case): the API's
+// sign-up and `govkit notify admin add`.
+func createAdministrator(ctx context.Context, st *mongostore.Store, who notify.UserProfile, a *notify.Administrator, hash string) error {
+	if err := emailTaken(ctx, st, a.Email, notify.ID{}); err != nil {
+		return err
+	}
+	a.CreatedBy, a.UpdatedBy = &who, nil // createdBy only, as the original's create
+	return st.WithTransaction(ctx, func(ctx context.Context) error {
+		if err := st.Administrators().Insert(ctx, a); err != nil {
+			return err
+		}
+		if _, err := putCredential(ctx, st, who, a.ID, hash); err != nil {
+			if !st.SupportsTransactions() {
+				_ = st.Administrators().DeleteByID(context.WithoutCancel(ctx), a.ID.Hex())
+			}
+			return err
+		}
+		return nil
+	})
+}
+
 func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 	f, err := readFields(r)
 	if err != nil {
@@ -176,25 +198,7 @@ func (s *Server) signUp(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	if err := s.emailTaken(r.Context(), a.Email, notify.ID{}); err != nil {
-		writeError(w, r, err)
-		return
-	}
-	who := caller(r)
-	a.CreatedBy, a.UpdatedBy = &who, nil // createdBy only, as the original's create
-	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
-		if err := s.store.Administrators().Insert(ctx, a); err != nil {
-			return err
-		}
-		if _, err := s.putCredential(ctx, who, a.ID, hash); err != nil {
-			if !s.store.SupportsTransactions() {
-				_ = s.store.Administrators().DeleteByID(context.WithoutCancel(ctx), a.ID.Hex())
-			}
-			return err
-		}
-		return nil
-	})
-	if err != nil {
+	if err := createAdministrator(r.Context(), s.store, caller(r), a, hash); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -281,7 +285,7 @@ func (s *Server) updateAdministrator(w http.ResponseWriter, r *http.Request, rep
 		writeError(w, r, err)
 		return
 	}
-	if err := s.emailTaken(r.Context(), next.Email, cur.ID); err != nil {
+	if err := emailTaken(r.Context(), s.store, next.Email, cur.ID); err != nil {
 		writeError(w, r, err)
 		return
 	}
@@ -299,7 +303,7 @@ func (s *Server) updateAdministrator(w http.ResponseWriter, r *http.Request, rep
 			return err
 		}
 		if hash != "" {
-			_, err := s.putCredential(ctx, who, cur.ID, hash)
+			_, err := putCredential(ctx, s.store, who, cur.ID, hash)
 			return err
 		}
 		return nil
@@ -319,7 +323,7 @@ func (s *Server) replaceAdministrator(w http.ResponseWriter, r *http.Request) {
 	s.updateAdministrator(w, r, true)
 }
 
-func (s *Server) deleteAdministrator(w http.ResponseWriter, r *http.Request) {
+func (s *Server) removeAdministrator(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	if err := ownRecordOnly(r, id); err != nil {
 		writeError(w, r, err)
@@ -334,22 +338,27 @@ func (s *Server) deleteAdministrator(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
-		// tokens first: a half-finished delete must not leave a usable
-		// token behind
-		if _, err := s.store.AccessTokens().DeleteMany(ctx, bson.D{{Key: "userId", Value: oid}}); err != nil {
-			return err
-		}
-		if _, err := s.store.UserCredentials().DeleteMany(ctx, bson.D{{Key: "userId", Value: oid}}); err != nil {
-			return err
-		}
-		return s.store.Administrators().DeleteByID(ctx, id)
-	})
-	if err != nil {
+	if err := deleteAdministrator(r.Context(), s.store, oid); err != nil {
 		writeError(w, r, err)
 		return
 	}
 	noContent(w)
+}
+
+// deleteAdministrator removes an administrator with its password and
+// tokens: the API's DELETE and `govkit notify admin remove`.
+func deleteAdministrator(ctx context.Context, st *mongostore.Store, id notify.ID) error {
+	return st.WithTransaction(ctx, func(ctx context.Context) error {
+		// tokens first: a half-finished delete must not leave a usable
+		// token behind
+		if _, err := st.AccessTokens().DeleteMany(ctx, bson.D{{Key: "userId", Value: id}}); err != nil {
+			return err
+		}
+		if _, err := st.UserCredentials().DeleteMany(ctx, bson.D{{Key: "userId", Value: id}}); err != nil {
+			return err
+		}
+		return st.Administrators().DeleteByID(ctx, id.Hex())
+	})
 }
 
 func (s *Server) setUserCredential(w http.ResponseWriter, r *http.Request) {
@@ -374,7 +383,7 @@ func (s *Server) setUserCredential(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	c, err := s.putCredential(r.Context(), caller(r), a.ID, hash)
+	c, err := putCredential(r.Context(), s.store, caller(r), a.ID, hash)
 	if err != nil {
 		writeError(w, r, err)
 		return

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -118,51 +117,12 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 			_ = app.Close(context.Background())
 		}
 	}()
-	uri := o.StoreURI
-	if uri == "" {
-		uri = cfg.Datasource.URI
-	}
-	if uri == "" {
-		dir := ""
-		if o.DataDir != "" {
-			dir = filepath.Join(o.DataDir, "notify-db")
-		}
-		app.embedded, err = embeddedmongo.Start(ctx, embeddedmongo.Config{Dir: dir})
-		if err != nil {
-			return nil, fmt.Errorf("embedded store: %w", err)
-		}
-		uri = app.embedded.URI()
-	}
-	db := o.Database
-	if db == "" {
-		db, _ = cfg.Datasource.Options["dbName"].(string)
-	}
-	app.Store, err = mongostore.Open(ctx, uri, mongostore.Options{Database: db, Client: clientOptions(cfg), Logger: log})
+	app.Store, app.embedded, app.lookup, err = openStore(ctx, storeOptions{
+		Config: cfg, DataDir: o.DataDir, URI: o.StoreURI, Database: o.Database, Embedded: o.Embedded,
+		Prepare: o.Role.RunsCron(), Logger: log,
+	})
 	if err != nil {
 		return nil, err
-	}
-	embedded := app.embedded
-	if embedded == nil {
-		embedded = o.Embedded
-	}
-	if embedded != nil {
-		// nil in memory: no file to read, every query goes to FerretDB
-		if app.lookup = embedded.Lookup(app.Store.Database()); app.lookup != nil {
-			app.Store.SetFieldIndex(app.lookup)
-		}
-	}
-	if o.Role.RunsCron() {
-		if _, err := app.Store.EnsureIndexes(ctx); err != nil {
-			return nil, err
-		}
-		if embedded != nil {
-			if err := embedded.IndexIDs(ctx, app.Store.Database()); err != nil {
-				return nil, err
-			}
-		}
-		if err := app.Store.EnsureFieldIndexes(ctx); err != nil {
-			return nil, err
-		}
 	}
 	if err := app.openQueue(ctx, cfg, log); err != nil {
 		return nil, err
@@ -247,6 +207,89 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		}
 	}
 	return app, nil
+}
+
+// storeOptions configure openStore.
+type storeOptions struct {
+	Config  *config.Config
+	DataDir string // the embedded store's files go in DataDir/notify-db ("": in memory)
+	// URI and Database override the datasource's (tests).
+	URI, Database string
+	// Embedded is an embedded store URI points at (tests share one).
+	Embedded *embeddedmongo.Server
+	// Prepare creates the indexes, as the primary (or a single node) does
+	// at start.
+	Prepare bool
+	Logger  *slog.Logger
+}
+
+// openStore connects to the store of the datasource (starting the
+// embedded one in the data directory when it has no uri) and, with
+// Prepare, creates the indexes. It returns the embedded server it started
+// and the lookup it attached, which the caller closes after the store.
+func openStore(ctx context.Context, o storeOptions) (store *mongostore.Store, started *embeddedmongo.Server, lookup *embeddedmongo.Lookup, err error) {
+	cfg := o.Config
+	defer func() {
+		if err != nil {
+			if store != nil {
+				_ = store.Close(context.WithoutCancel(ctx))
+			}
+			if lookup != nil {
+				_ = lookup.Close()
+			}
+			if started != nil {
+				_ = started.Stop(context.WithoutCancel(ctx))
+			}
+			store, started, lookup = nil, nil, nil
+		}
+	}()
+	uri := o.URI
+	if uri == "" {
+		uri = cfg.Datasource.URI
+	}
+	if uri == "" {
+		dir := ""
+		if o.DataDir != "" {
+			dir = embeddedStoreDir(o.DataDir)
+		}
+		started, err = embeddedmongo.Start(ctx, embeddedmongo.Config{Dir: dir})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("embedded store: %w", err)
+		}
+		uri = started.URI()
+	}
+	db := o.Database
+	if db == "" {
+		db, _ = cfg.Datasource.Options["dbName"].(string)
+	}
+	store, err = mongostore.Open(ctx, uri, mongostore.Options{Database: db, Client: clientOptions(cfg), Logger: o.Logger})
+	if err != nil {
+		return nil, started, nil, err
+	}
+	embedded := started
+	if embedded == nil {
+		embedded = o.Embedded
+	}
+	if embedded != nil {
+		// nil in memory: no file to read, every query goes to FerretDB
+		if lookup = embedded.Lookup(store.Database()); lookup != nil {
+			store.SetFieldIndex(lookup)
+		}
+	}
+	if o.Prepare {
+		if _, err := store.EnsureIndexes(ctx); err != nil {
+			return store, started, lookup, err
+		}
+		if embedded != nil {
+			if err := embedded.IndexIDs(ctx, store.Database()); err != nil {
+				return store, started, lookup, err
+			}
+		}
+		if err := store.EnsureFieldIndexes(ctx); err != nil {
+			return store, started, lookup, err
+		}
+	}
+	return store, started, lookup, nil
 }
 
 // Close stops background work and releases storage and senders.

@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/govkit/govkit/internal/cliflags"
+	"github.com/govkit/govkit/internal/preflight"
+	"github.com/govkit/govkit/notify/config"
 )
 
 // Main is `govkit notify serve`: flags --dir (the deployment directory,
@@ -17,12 +20,10 @@ import (
 func Main(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("govkit notify serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var o RunOptions
-	fs.StringVar(&o.Dir, "dir", ".", "deployment directory: config files in DIR/src, TLS material in DIR/server/certs")
-	fs.StringVar(&o.ConfigDir, "config-dir", "", "config directory (default DIR/src)")
-	fs.StringVar(&o.DataDir, "data-dir", "./data", "directory for the embedded document store (used when the datasource has no uri)")
+	var loc deploymentFlags
+	loc.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit notify serve [--dir DIR] [--data-dir DIR]")
+		fmt.Fprintln(stderr, "Usage: govkit notify serve [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
 		fmt.Fprintln(stderr, "\nServes the notification service (NotifyBC 6 API) of a deployment directory.")
 		fmt.Fprintln(stderr, "Environment: NODE_ENV (config.<NODE_ENV>.* files), NOTIFYBC_NODE_ROLE (unset, primary or secondary).")
 		fs.PrintDefaults()
@@ -30,6 +31,7 @@ func Main(ctx context.Context, args []string, env map[string]string, stdout, std
 	if code, ok := cliflags.Parse(fs, args); !ok {
 		return code
 	}
+	o := RunOptions{Dir: loc.dir, ConfigDir: loc.configDir, DataDir: loc.dataDir}
 	o.Env = env
 	o.Log = stderr
 	started := false
@@ -43,6 +45,64 @@ func Main(ctx context.Context, args []string, env map[string]string, stdout, std
 			return 1
 		}
 		return 2
+	}
+	return 0
+}
+
+// CheckMain is `govkit notify check-config`: it reads the configuration
+// serve would (the same flags and environment), refuses what serve would
+// refuse, then connects to each external part — the store (reading the
+// administrators), the queue's Redis (PING), the SMTP server (connect,
+// TLS, sign in; no mail is sent), the inbound SMTP address (free to
+// listen on, or already answered by an SMTP server) and the OpenID
+// provider — and prints one line per part. Exit 0 when everything works,
+// 1 when something does not, 2 on bad usage.
+func CheckMain(ctx context.Context, args []string, env map[string]string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("govkit notify check-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var loc deploymentFlags
+	loc.register(fs)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: govkit notify check-config [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
+		fmt.Fprintln(stderr, "\nReads the configuration `govkit notify serve` would, with the same flags and environment,")
+		fmt.Fprintln(stderr, "connects to every external part it names and prints what works; exit 0 only when all do.")
+		fs.PrintDefaults()
+	}
+	if code, ok := cliflags.Parse(fs, args); !ok {
+		return code
+	}
+	conf := preflight.Result{Part: preflight.Part{Name: "config", Kind: "files"}}
+	fail := func(err error) int {
+		conf.Err = err
+		preflight.Print(stdout, []preflight.Result{conf})
+		return 1
+	}
+	role, err := config.ParseNodeRole(env["NOTIFYBC_NODE_ROLE"])
+	if err != nil {
+		return fail(err)
+	}
+	cfg, err := loc.load(env, nil)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := TLSConfig(cfg.TLS); err != nil {
+		return fail(err)
+	}
+	conf.Part.Addr = strings.Join(cfg.Files, ", ")
+	if conf.Part.Addr == "" {
+		conf.Part.Addr = "none: the built-in defaults"
+	}
+	roleName := string(role)
+	if roleName == "" {
+		roleName = "single node"
+	}
+	conf.Note = fmt.Sprintf("NODE_ENV=%q, %s", env["NODE_ENV"], roleName)
+	for _, w := range cfg.Warnings {
+		conf.Warnings = append(conf.Warnings, w.String())
+	}
+	ok := preflight.Print(stdout, append([]preflight.Result{conf}, preflight.Run(ctx, Parts(cfg, loc.dataDir))...))
+	if !ok {
+		return 1
 	}
 	return 0
 }

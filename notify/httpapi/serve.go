@@ -9,10 +9,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
+	"os"
 	"strconv"
 	"time"
 
+	"github.com/govkit/govkit/internal/preflight"
 	"github.com/govkit/govkit/notify/config"
 )
 
@@ -62,18 +63,9 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
-	cfgDir := o.ConfigDir
-	if cfgDir == "" {
-		cfgDir = filepath.Join(o.Dir, "src")
-	}
-	cfg, err := config.Load(config.Options{
-		Dir:      cfgDir,
-		NodeEnv:  o.Env["NODE_ENV"],
-		Env:      o.Env,
-		CertsDir: filepath.Join(o.Dir, "server", "certs"),
-		Log: func(level, msg string) {
-			logger.Info("config script", "level", level, "msg", msg)
-		},
+	loc := deploymentFlags{dir: o.Dir, configDir: o.ConfigDir}
+	cfg, err := loc.load(o.Env, func(level, msg string) {
+		logger.Info("config script", "level", level, "msg", msg)
 	})
 	if err != nil {
 		return err
@@ -81,6 +73,10 @@ func Run(ctx context.Context, o RunOptions) error {
 	for _, w := range cfg.Warnings {
 		logger.Warn("config", "problem", w.String())
 	}
+	if err := CheckProduction(cfg, o.Env["NODE_ENV"]); err != nil {
+		return err
+	}
+	preflight.Log(logger, Parts(cfg, o.DataDir))
 	tlsCfg, err := TLSConfig(cfg.TLS)
 	if err != nil {
 		return err
@@ -118,6 +114,25 @@ func Run(ctx context.Context, o RunOptions) error {
 		Addr: net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), Handler: app.Server, TLS: tlsCfg,
 		Logger: logger, Ready: o.Ready, Name: "notify",
 	})
+}
+
+// configDirExists refuses a config directory that is not there: the
+// service would otherwise start on the built-in defaults with an empty
+// store, which is never what a deployment meant. An empty directory is
+// fine (the built-in defaults, on purpose).
+func configDirExists(dir string, explicit bool) error {
+	st, err := os.Stat(dir)
+	if err == nil && st.IsDir() {
+		return nil
+	}
+	flag := "--dir (its src/ directory)"
+	if explicit {
+		flag = "--config-dir"
+	}
+	if err == nil {
+		return fmt.Errorf("config directory %s (%s) is not a directory", dir, flag)
+	}
+	return fmt.Errorf("config directory %s (%s) does not exist: name the deployment's config directory, or create an empty one to run on the built-in defaults", dir, flag)
 }
 
 // ListenOptions configure Listen.

@@ -105,6 +105,18 @@ func TestRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(data, "notify-db")); err != nil {
 			t.Fatalf("embedded store not in the data dir: %v", err)
 		}
+		// one line per external part: what, where, and which file said so
+		local := filepath.Join(dir, "src", "config.local.json")
+		for _, want := range []string{
+			fmt.Sprintf(`"msg":"uses","part":"store","kind":"embedded","addr":%q,"from":"default"`, filepath.Join(data, "notify-db")),
+			fmt.Sprintf(`"msg":"uses","part":"queue","kind":"embedded",`),
+			fmt.Sprintf(`"msg":"uses","part":"SMTP","kind":"smtp","addr":"127.0.0.1:1","from":%q`, "file "+local),
+			`"msg":"uses","part":"inbound SMTP","kind":"listener","addr":"127.0.0.1:0 (no email.inboundSmtpServer.domain`,
+		} {
+			if !strings.Contains(logs.String(), want) {
+				t.Errorf("start-up log lacks %s\n%s", want, logs.String())
+			}
+		}
 	})
 	t.Run("a node whose Redis does not answer starts, says so and fails its health check", func(t *testing.T) {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -161,6 +173,9 @@ func TestRun(t *testing.T) {
 		{"a renamed key of an older version refuses to start", "src/config.local.json", `{"smtp": {"host": "x"}}`, nil, "email.smtp"},
 		{"the slave node role refuses to start naming secondary", "src/config.local.json", `{}`, map[string]string{"NOTIFYBC_NODE_ROLE": "slave"}, "secondary"},
 		{"a datasource url refuses to start naming uri", "src/datasources/db.datasource.local.json", `{"url": "mongodb://x"}`, nil, "uri"},
+		{"production without an SMTP server of its own refuses to start naming email.smtp", "src/config.local.json", `{"queue": {"connection": null}}`,
+			map[string]string{"NODE_ENV": "production"}, "email.smtp.host"},
+		{"a deployment directory without src refuses to start", "other/config.local.json", `{}`, nil, "does not exist"},
 	}
 	for _, c := range refusals {
 		t.Run(c.name, func(t *testing.T) {
@@ -175,6 +190,28 @@ func TestRun(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a --config-dir that does not exist refuses to start, in every mode", func(t *testing.T) {
+		for _, env := range []string{"", "development", "production"} {
+			err := httpapi.Run(context.Background(), httpapi.RunOptions{ConfigDir: filepath.Join(t.TempDir(), "nope"), DataDir: t.TempDir(),
+				Env: map[string]string{"NODE_ENV": env}, Log: &syncBuffer{}})
+			if err == nil || !strings.Contains(err.Error(), "--config-dir") || !strings.Contains(err.Error(), "does not exist") {
+				t.Fatalf("NODE_ENV=%q: err %v", env, err)
+			}
+		}
+	})
+	t.Run("outside production the test-mail service stays, with a warning", func(t *testing.T) {
+		dir := deployment(t, map[string]string{"src/config.local.json": `{"host": "127.0.0.1", "port": 0, "queue": {"connection": null}, "email": {"inboundSmtpServer": {"enabled": false}}}`})
+		ctx, cancel := context.WithCancel(context.Background())
+		logs := &syncBuffer{}
+		err := httpapi.Run(ctx, httpapi.RunOptions{Dir: dir, DataDir: t.TempDir(), Env: map[string]string{"NODE_ENV": "development"}, Log: logs, RSABits: 2048,
+			Ready: func(string) { cancel() }})
+		if err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		if !strings.Contains(logs.String(), `"part":"SMTP","kind":"test-mail"`) || !strings.Contains(logs.String(), "email.smtp.host is not set") {
+			t.Fatalf("log:\n%s", logs.String())
+		}
+	})
 }
 
 func TestRunWithTLS(t *testing.T) {

@@ -71,6 +71,16 @@ func Open(conn *config.QueueConnection) (*Backend, error) {
 	return b, nil
 }
 
+// Addr describes the Redis that conn names as Backend.Addr would, for the
+// start-up log, without connecting; "" for the embedded one (conn nil).
+func Addr(conn *config.QueueConnection) (string, error) {
+	if conn == nil {
+		return "", nil
+	}
+	o, err := clientOptions(conn)
+	return o.addr, err
+}
+
 // openEmbedded starts miniredis on a loopback port. Keys expire by the
 // wall clock, as on a real server.
 func openEmbedded() (*Backend, error) {
