@@ -38,6 +38,10 @@ type Options struct {
 	Wait time.Duration
 	// Lifetime bounds everything the tab does; default 5 minutes.
 	Lifetime time.Duration
+	// HostResolverRules are Chromium's --host-resolver-rules, e.g.
+	// "MAP *.test 127.0.0.1": other names for the loopback servers of a
+	// test (another site, a DNS-rebinding name) without a DNS server.
+	HostResolverRules string
 }
 
 // Tab is one headless Chromium and what went wrong in its pages.
@@ -86,6 +90,9 @@ func New(t *testing.T, o Options) *Tab {
 		chromedp.Flag("use-mock-keychain", true),
 		chromedp.UserDataDir(t.TempDir()),
 		chromedp.WindowSize(o.Width, o.Height),
+	}
+	if o.HostResolverRules != "" {
+		opts = append(opts, chromedp.Flag("host-resolver-rules", o.HostResolverRules))
 	}
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(actx)

@@ -23,6 +23,11 @@
 // socket peer, or the X-Forwarded-For entry that trustedReverseProxyIps
 // vouch for (package internal/clientip).
 //
+// The certificate, SiteMinder and address rules are ambient authority: a
+// browser request gets it only when it is same-origin and addressed to one
+// of the service's own names (see Identifier.Ambient and Hosts), so that
+// no other web page can act with an administrator's address.
+//
 // # Where we differ from the original
 //
 //   - A SiteMinder header downgrades an admin-IP request, as the original's
@@ -38,6 +43,9 @@
 //   - An Authorization header of the form "Bearer x.y.z" is not looked up as
 //     an access token (token ids never contain dots or spaces), so JWTs never
 //     reach the token collection or its logs.
+//   - Ambient authority is never given to a cross-site browser request, or
+//     one whose Host is not the service's own (the original gave any page
+//     an admin's browser opened the admin address's rights).
 package access
 
 import (
@@ -82,6 +90,9 @@ type Options struct {
 	Tokens TokenFinder
 	// OIDC verifies bearer JWTs; nil when oidc is not configured.
 	OIDC *OIDC
+	// Hosts are the service's own names (see Ambient); nil: the loopback
+	// names only.
+	Hosts *Hosts
 	// Now is the clock for token expiry; nil means time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -95,6 +106,7 @@ type Identifier struct {
 	resolver *clientip.Resolver
 	tokens   TokenFinder
 	oidc     *OIDC
+	hosts    *Hosts
 	now      func() time.Time
 	log      *slog.Logger
 }
@@ -102,8 +114,11 @@ type Identifier struct {
 // New builds an Identifier. A malformed address in any list is an error
 // naming the list.
 func New(o Options) (*Identifier, error) {
-	id := &Identifier{tokens: o.Tokens, oidc: o.OIDC, now: o.Now, log: o.Logger}
+	id := &Identifier{tokens: o.Tokens, oidc: o.OIDC, hosts: o.Hosts, now: o.Now, log: o.Logger}
 	var err error
+	if id.hosts == nil {
+		id.hosts = NewHosts("", "", nil)
+	}
 	if id.adminIPs, err = ParsePrefixes(o.AdminIPs); err != nil {
 		return nil, fmt.Errorf("adminIps: %w", err)
 	}
@@ -174,7 +189,8 @@ func (id *Identifier) ClientIP(r *http.Request) string {
 // Identify works out the caller of r.
 func (id *Identifier) Identify(r *http.Request) notify.UserProfile {
 	ip := id.ClientIP(r)
-	if p, ok := clientCertificate(r.TLS); ok {
+	ambient := id.Ambient(r)
+	if p, ok := clientCertificate(r.TLS); ok && ambient {
 		return p
 	}
 	if p, ok := id.accessToken(r); ok {
@@ -183,6 +199,10 @@ func (id *Identifier) Identify(r *http.Request) notify.UserProfile {
 	if p, ok := id.bearer(r); ok {
 		return p
 	}
+	anonymous := notify.UserProfile{SecurityID: ip, AuthnStrategy: notify.AuthnIP, Role: notify.RoleAnonymous}
+	if !ambient {
+		return anonymous
+	}
 	smUser := siteMinderUser(r)
 	if smUser != "" && inAny(id.smIPs, ip) {
 		return notify.UserProfile{SecurityID: smUser, AuthnStrategy: notify.AuthnSiteMinder, Role: notify.RoleAuthenticatedUser}
@@ -190,7 +210,7 @@ func (id *Identifier) Identify(r *http.Request) notify.UserProfile {
 	if r.Header.Get(AnonymousHeader) == "" && !hasSiteMinderHeader(r) && inAny(id.adminIPs, ip) {
 		return notify.UserProfile{SecurityID: ip, AuthnStrategy: notify.AuthnIP, Role: notify.RoleSuperAdmin}
 	}
-	return notify.UserProfile{SecurityID: ip, AuthnStrategy: notify.AuthnIP, Role: notify.RoleAnonymous}
+	return anonymous
 }
 
 func clientCertificate(cs *tls.ConnectionState) (notify.UserProfile, bool) {

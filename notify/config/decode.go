@@ -284,6 +284,7 @@ func (l *loader) decode(c *Config) {
 	c.SMS.Throttle = r.throttle("sms.throttle")
 
 	c.Subscription = r.subscription("subscription")
+	c.Guard = r.guard()
 
 	n := &c.Notification
 	n.BroadcastSubscriberChunkSize = r.integer("notification.broadcastSubscriberChunkSize")

@@ -69,6 +69,8 @@ var schema = map[string]any{
 	"adminIps": open{}, "defaultAdminIps": open{}, "siteMinderReverseProxyIps": open{},
 	"trustedReverseProxyIps": open{}, "httpHost": open{}, "internalHttpHost": open{},
 	"loggingLevels": open{},
+	// ours (Guard)
+	"allowedHosts": open{}, "loginTokenTtlHours": open{},
 	"email": map[string]any{
 		"smtp": open{},
 		"inboundSmtpServer": map[string]any{
@@ -82,14 +84,16 @@ var schema = map[string]any{
 		"throttle":               map[string]any{"enabled": open{}, "max": open{}, "duration": open{}},
 	},
 	"sms": map[string]any{
-		"provider":         open{},
-		"providerSettings": map[string]any{"twilio": open{}, "swift": open{}, "vonage": open{}},
-		"throttle":         map[string]any{"enabled": open{}, "max": open{}, "duration": open{}},
+		"provider":           open{},
+		"providerSettings":   map[string]any{"twilio": open{}, "swift": open{}, "vonage": open{}},
+		"allowedNumberRegex": open{},
+		"throttle":           map[string]any{"enabled": open{}, "max": open{}, "duration": open{}},
 	},
 	"subscription": map[string]any{
 		"detectDuplicatedSubscription": open{}, "duplicatedSubscriptionNotification": open{},
 		"confirmationRequest": open{}, "confirmationAcknowledgements": open{},
 		"anonymousUnsubscription": open{}, "anonymousUndoUnsubscription": open{},
+		"creationLimit": open{}, "confirmationRequestLimit": open{},
 	},
 	"notification": map[string]any{
 		"broadcastSubscriberChunkSize": open{}, "guaranteedBroadcastPushDispatchProcessing": open{},

@@ -32,6 +32,11 @@ type Config struct {
 	OIDC         *OIDC // nil when the oidc key is absent
 	TLS          TLS
 
+	// Guard holds the keys of ours that close attacks NotifyBC leaves
+	// open (allowedHosts, loginTokenTtlHours, subscription.creationLimit,
+	// subscription.confirmationRequestLimit, sms.allowedNumberRegex).
+	Guard Guard
+
 	Middleware Middleware
 	Datasource Datasource
 

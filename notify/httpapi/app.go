@@ -192,6 +192,7 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		TrustedReverseProxyIPs:    cfg.TrustedReverseProxyIPs,
 		Tokens:                    app.Store.AccessTokens(),
 		OIDC:                      oidcFromConfig(cfg),
+		Hosts:                     access.NewHosts(cfg.HTTPHost, cfg.Host, cfg.Guard.AllowedHosts),
 		Logger:                    log,
 	})
 	if err != nil {

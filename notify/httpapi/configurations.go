@@ -6,7 +6,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/govkit/govkit/notify"
-	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/query"
 	"github.com/govkit/govkit/notify/subscription"
 )
@@ -103,13 +102,7 @@ func (s *Server) rssHTTPHost(r *http.Request, c *notify.Configuration) error {
 		return nil
 	}
 	v = v.Clone()
-	v.Set("httpHost", requestHost(r))
+	v.Set("httpHost", s.linkHost(r))
 	c.Value = v
 	return nil
-}
-
-// requestHost is scheme://host[:port] of the request, the scheme as the
-// client used it (X-Forwarded-Proto from a trusted proxy counts).
-func requestHost(r *http.Request) string {
-	return access.Scheme(r) + "://" + r.Host
 }

@@ -91,7 +91,7 @@ func (s *Server) consolePreview(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, httpError(http.StatusBadRequest, "subscriptionId: the subscription is not of the notification's serviceName and channel"))
 		return
 	}
-	m, err := s.disp.Preview(n, sub, requestHost(r))
+	m, err := s.disp.Preview(n, sub, s.linkHost(r))
 	if err != nil {
 		writeError(w, r, err)
 		return

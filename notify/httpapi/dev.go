@@ -225,7 +225,9 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mail/", http.StripPrefix("/mail", catcher.Handler()))
+	// The caught mail holds every confirmation code and unsubscribe link:
+	// it is for whoever the API makes an administrator, by the same rules.
+	mux.Handle("/mail/", app.Server.AdminsOnly(http.StripPrefix("/mail", catcher.Handler())))
 	mux.Handle("/", app.Server)
 	d := &Dev{URL: "http://" + ln.Addr().String(), SMTP: smtpAddr, Mail: catcher}
 	d.MailURL = d.URL + "/mail/"

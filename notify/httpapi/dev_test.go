@@ -88,6 +88,48 @@ func TestStartDev(t *testing.T) {
 			t.Fatal("mail page does not list the mail")
 		}
 	})
+	// The caught mail holds every confirmation code: another site, or a
+	// DNS-rebinding page under another name, cannot read it; this
+	// machine's browser at the printed address can.
+	t.Run("the caught mail is for this machine's browser at the service's own name", func(t *testing.T) {
+		status := func(host string, headers ...string) int {
+			t.Helper()
+			req, _ := http.NewRequest("GET", d.MailURL+"api/mails", nil)
+			if host != "" {
+				req.Host = host
+			}
+			for i := 0; i+1 < len(headers); i += 2 {
+				req.Header.Set(headers[i], headers[i+1])
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			return resp.StatusCode
+		}
+		_, port, _ := net.SplitHostPort(strings.TrimPrefix(d.URL, "http://"))
+		for _, c := range []struct {
+			name    string
+			host    string
+			headers []string
+			want    int
+		}{
+			{"a DNS-rebinding page is refused", "rebind.evil.example:" + port, consoleGET, http.StatusForbidden},
+			{"another site's fetch is refused", "", crossSite, http.StatusForbidden},
+			{"an image elsewhere is refused", "", crossSiteImage, http.StatusForbidden},
+			{"the page opened from the printed address is served", "", typed, http.StatusOK},
+			{"the page's own fetch is served", "", consoleGET, http.StatusOK},
+			{"localhost is the service's own name", "localhost:" + port, consoleGET, http.StatusOK},
+			{"a program is served", "", nil, http.StatusOK},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				if got := status(c.host, c.headers...); got != c.want {
+					t.Fatalf("status %d, want %d", got, c.want)
+				}
+			})
+		}
+	})
 	t.Run("a broadcast runs through the embedded queue to the mail catcher", func(t *testing.T) {
 		if !strings.Contains(out.String(), "  queue               embedded Redis on 127.0.0.1:") {
 			t.Errorf("output does not show the embedded queue:\n%s", out.String())

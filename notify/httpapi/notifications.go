@@ -366,7 +366,7 @@ func validNotification(n *notify.Notification) error {
 
 func (h *notifications) dispatchRequest(r *http.Request) dispatch.Request {
 	who := caller(r)
-	return dispatch.Request{Host: requestHost(r), User: &who}
+	return dispatch.Request{Host: h.s.linkHost(r), User: &who}
 }
 
 func (h *notifications) create(w http.ResponseWriter, r *http.Request) {

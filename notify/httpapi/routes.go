@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"fmt"
+	"mime"
 	"net/http"
 	"slices"
 
@@ -39,8 +41,14 @@ type route struct {
 	summary string
 	// status is the success status, for the document (200 if 0).
 	status int
-	// body names the request body schema ("" when there is none).
+	// body names the request body schema ("" when there is none). A
+	// route with a body takes only application/json (415 otherwise), as
+	// NotifyBC's clients send it: a browser can send a text/plain or form
+	// body to any site without asking, but not a JSON one.
 	body string
+	// forms: the route also takes a form body (the Swift webhook, which
+	// a gateway posts, and which trusts only the key in its body).
+	forms bool
 	// response names the response schema: a record name, "[]record",
 	// "count", "text" or "" (no body).
 	response string
@@ -61,12 +69,42 @@ func (s *Server) handle(r route) {
 			writeError(w, req, errForbiddenResource)
 			return
 		}
+		if r.body != "" && hasBody(req) {
+			if err := checkContentType(req, r.forms); err != nil {
+				writeError(w, req, err)
+				return
+			}
+		}
 		if !access.IsAdmin(who) && req.Body != nil && s.maxBody > MaxPublicBodyBytes {
 			req.Body = http.MaxBytesReader(w, req.Body, MaxPublicBodyBytes)
 		}
 		h(w, req)
 	}))
 }
+
+// hasBody reports whether req says it carries a body: a Content-Length
+// above 0, or a chunked one (-1). An empty body is read as {}, whatever its
+// type, as NotifyBC does.
+func hasBody(req *http.Request) bool { return req.ContentLength != 0 }
+
+// checkContentType refuses a body that is not JSON (or, with forms, an
+// URL-encoded form): 415, naming the type to send. Parameters such as
+// charset are allowed.
+func checkContentType(req *http.Request, forms bool) error {
+	ct := req.Header.Get("Content-Type")
+	mt, _, err := mime.ParseMediaType(ct)
+	switch {
+	case err == nil && mt == "application/json":
+		return nil
+	case err == nil && forms && mt == formType:
+		return nil
+	case forms:
+		return httpError(http.StatusUnsupportedMediaType, fmt.Sprintf("the request body must be application/json or %s (Content-Type is %q)", formType, ct))
+	}
+	return httpError(http.StatusUnsupportedMediaType, fmt.Sprintf("the request body must be application/json (Content-Type is %q)", ct))
+}
+
+const formType = "application/x-www-form-urlencoded"
 
 // MaxPublicBodyBytes bounds the bodies of callers who are not
 // administrators: 100 KB, the original's limit for everyone. What they

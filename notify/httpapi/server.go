@@ -104,6 +104,9 @@ type Server struct {
 
 	// stats keeps the console's costly counts between polls
 	stats statsCache
+	// foreignHost spaces out the warning about links for a Host that is
+	// not the service's (a caller can send any).
+	foreignHost ratelimit.Sometimes
 
 	mux     *http.ServeMux
 	routes  []route
@@ -136,6 +139,7 @@ func New(o Options) *Server {
 		mux:     http.NewServeMux(),
 		metrics: newMetrics(),
 	}
+	s.foreignHost.Interval = 10 * time.Minute
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -268,5 +272,19 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			}
 		}()
 		next.ServeHTTP(w, r)
+	})
+}
+
+// AdminsOnly serves h to the callers the API makes administrators — by
+// the same rules, so an admin address counts only for a same-origin
+// browser request to one of the service's names (access.Identifier.Ambient)
+// — and answers 403 to anyone else. govkit dev serves its caught mail so.
+func (s *Server) AdminsOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !access.IsAdmin(s.ident.Identify(r)) {
+			writeError(w, r, httpError(http.StatusForbidden, "for administrators only: open it from an admin address (in govkit dev, this machine) at the address the service printed, not from another site or under another name"))
+			return
+		}
+		h.ServeHTTP(w, r)
 	})
 }

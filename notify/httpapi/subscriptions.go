@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"errors"
 	"math"
+	"mime"
 	"net/http"
+	"sort"
 	"strconv"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -26,7 +29,7 @@ func (s *Server) subscriptionRoutes() {
 	const tag = "subscription"
 	s.handle(route{method: "GET", path: "/subscriptions/count", roles: signedIn, tag: tag, summary: "count subscriptions", params: []param{whereParam}, response: "count", h: s.countSubscriptions})
 	s.handle(route{method: "GET", path: "/subscriptions/services", roles: signedIn, tag: tag, summary: "unique list of subscribed service names", response: "strings", h: s.subscribedServices})
-	s.handle(route{method: "POST", path: "/subscriptions/swift", tag: tag, summary: "handle unsubscription from Swift keyword redirect", body: "SwiftReply", response: "text", h: s.swift})
+	s.handle(route{method: "POST", path: "/subscriptions/swift", tag: tag, summary: "handle unsubscription from Swift keyword redirect", body: "SwiftReply", forms: true, response: "text", h: s.swift})
 	s.handle(route{method: "GET", path: "/subscriptions/{id}/unsubscribe/undo", tag: tag, summary: "revert anonymous unsubscription by id", params: []param{unsubCodeParam}, response: "text", h: s.undoUnsubscribe})
 	s.handle(route{method: "GET", path: "/subscriptions/{id}/unsubscribe", tag: tag, summary: "unsubscribe by id", params: []param{unsubCodeParam, userChannelParam, addlParam}, response: "text", h: s.unsubscribe})
 	s.handle(route{method: "POST", path: "/subscriptions/{id}/unsubscribe", tag: tag, summary: "one-click unsubscribe (RFC 8058 List-Unsubscribe-Post)", params: []param{unsubCodeParam, userChannelParam, addlParam}, response: "text", h: s.unsubscribe})
@@ -178,7 +181,7 @@ func (s *Server) createSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body = castScalars(body, subscriptionStrings)
-	sub, err := s.subs.Create(r.Context(), caller(r), body, requestHost(r))
+	sub, err := s.subs.Create(r.Context(), caller(r), body, s.linkHost(r))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -198,7 +201,7 @@ func (s *Server) updateSubscription(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body = castScalars(body, subscriptionStrings)
-	sub, err := s.subs.Update(r.Context(), caller(r), r.PathValue("id"), body, requestHost(r))
+	sub, err := s.subs.Update(r.Context(), caller(r), r.PathValue("id"), body, s.linkHost(r))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -250,7 +253,7 @@ func (s *Server) unsubscribe(w http.ResponseWriter, r *http.Request) {
 		UnsubscriptionCode: q.Get("unsubscriptionCode"),
 		UserChannelID:      q.Get("userChannelId"),
 		AdditionalServices: addl,
-		HTTPHost:           requestHost(r),
+		HTTPHost:           s.linkHost(r),
 	})
 	if err != nil {
 		writeError(w, r, err)
@@ -269,12 +272,12 @@ func (s *Server) undoUnsubscribe(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) swift(w http.ResponseWriter, r *http.Request) {
-	body, err := readFields(r)
+	body, err := readFieldsOrForm(r)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	reply, found, err := s.subs.SwiftReply(r.Context(), caller(r), body, requestHost(r))
+	reply, found, err := s.subs.SwiftReply(r.Context(), caller(r), body, s.linkHost(r))
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -284,6 +287,32 @@ func (s *Server) swift(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeReply(w, r, reply, exceptionString)
+}
+
+// readFieldsOrForm reads a JSON object body, or an URL-encoded form as an
+// object of strings (the first value of each field): NotifyBC reads both,
+// and a gateway's webhook may post either.
+func readFieldsOrForm(r *http.Request) (notify.Fields, error) {
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != formType {
+		return readFields(r)
+	}
+	if err := r.ParseForm(); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, err
+		}
+		return nil, httpError(http.StatusBadRequest, "the request body is not a valid form: "+err.Error())
+	}
+	keys := make([]string, 0, len(r.PostForm))
+	for k := range r.PostForm {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	f := make(notify.Fields, 0, len(keys))
+	for _, k := range keys {
+		f = append(f, notify.Field{Key: k, Value: r.PostForm.Get(k)})
+	}
+	return f, nil
 }
 
 // writeReply answers verify, unsubscribe and undo as the original does:

@@ -283,8 +283,9 @@ func (r *Response) Map(t testing.TB) map[string]any {
 func (r *Response) Text() string { return string(r.Body) }
 
 // Do sends a request to path (e.g. "/api/subscriptions") with body
-// (nil, a string sent as is, or a value sent as JSON) and header pairs,
-// and returns the answer.
+// (nil, a string sent as is, or a value sent as JSON) and header pairs
+// ("Host" sets the Host header the request is sent with), and returns
+// the answer.
 func (e *Env) Do(t testing.TB, method, path string, body any, headers ...string) *Response {
 	t.Helper()
 	var rd io.Reader
@@ -309,6 +310,10 @@ func (e *Env) Do(t testing.TB, method, path string, body any, headers ...string)
 		req.Header.Set("Content-Type", "application/json")
 	}
 	for i := 0; i+1 < len(headers); i += 2 {
+		if http.CanonicalHeaderKey(headers[i]) == "Host" {
+			req.Host = headers[i+1]
+			continue
+		}
 		req.Header.Set(headers[i], headers[i+1])
 	}
 	resp, err := e.Client.Do(req)
