@@ -5,7 +5,7 @@
 // FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
 // PORT, TRUSTED_PROXIES, RATE_LIMIT_IPV6_PREFIX, REDIS_URL,
 // REDIS_KEY_PREFIX, COOKIE_SECRET,
-// DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS). When
+// DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS, METRICS_LISTEN). When
 // DOCUMENT_STORAGE is s3://bucket/prefix, the AWS tools' variables say how
 // to reach the store: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION
 // or AWS_DEFAULT_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY,
@@ -19,6 +19,7 @@ import (
 	"crypto/hkdf"
 	"crypto/sha256"
 	"fmt"
+	"net"
 	"net/url"
 	"path/filepath"
 	"strconv"
@@ -75,6 +76,10 @@ type Config struct {
 	// ReviewLockTTL is how long an idle review session holds its document
 	// (REVIEW_LOCK_TTL_MS, default 15 minutes).
 	ReviewLockTTL time.Duration
+	// MetricsListen (METRICS_LISTEN, e.g. ":9464" or "127.0.0.1:9464")
+	// is where the Prometheus metrics are served, on a listener of their
+	// own; "" serves none.
+	MetricsListen string
 }
 
 // Error lists every configuration problem found.
@@ -194,6 +199,12 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 	}
 	c.DocumentMaxBytes = int64(num("DOCUMENT_MAX_BYTES", 25<<20))
 	c.ReviewLockTTL = ms("REVIEW_LOCK_TTL_MS", 15*60*1000)
+	c.MetricsListen = strings.TrimSpace(getenv("METRICS_LISTEN"))
+	if c.MetricsListen != "" {
+		if _, port, err := net.SplitHostPort(c.MetricsListen); err != nil || port == "" {
+			problems = append(problems, fmt.Sprintf("METRICS_LISTEN: must be host:port or :port, got %q", c.MetricsListen))
+		}
+	}
 	if len(problems) > 0 {
 		return c, &Error{Problems: problems}
 	}

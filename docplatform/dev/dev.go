@@ -172,6 +172,8 @@ func Start(ctx context.Context, o Options, w io.Writer) (_ *Stack, err error) {
 		"FRONTEND_URL":     platformURL, "NODE_ENV": "development",
 		"COOKIE_SECRET": secret,
 		"DATABASE_URL":  filepath.Join(o.DataDir, "docplatform.db"),
+		// a free port beside the platform's; printed below
+		"METRICS_LISTEN": net.JoinHostPort(o.Host, "0"),
 	}
 	if o.DatabaseURL != "" {
 		env["DATABASE_URL"] = o.DatabaseURL
@@ -237,12 +239,13 @@ func Start(ctx context.Context, o Options, w io.Writer) (_ *Stack, err error) {
 		roles[u.Username] = strings.Join(rs, ", ")
 	}
 
-	printStart(w, startInfo{platformURL: platformURL, idp: idp, users: users, roles: roles, demo: demo, demoNote: demoNote, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
+	printStart(w, startInfo{platformURL: platformURL, metricsURL: p.MetricsURL, idp: idp, users: users, roles: roles, demo: demo, demoNote: demoNote, cfg: cfg, getenv: o.Getenv, tokenLifetime: o.TokenLifetime})
 	return &Stack{Platform: p, Provider: idp, Users: users, Demo: demo}, nil
 }
 
 type startInfo struct {
 	platformURL string
+	metricsURL  string
 	idp         *devidp.Server
 	users       []devidp.User
 	roles       map[string]string // by username: "ADMIN of "Group"", …
@@ -261,6 +264,7 @@ func printStart(w io.Writer, s startInfo) {
 	fmt.Fprintf(w, "  API docs            %s/api/docs (requests there are sent with your session)\n", u)
 	fmt.Fprintf(w, "  sign in             %s/api/auth/login\n", u)
 	fmt.Fprintf(w, "  health              %s/api/health\n", u)
+	fmt.Fprintf(w, "  metrics             %s (Prometheus, on a listener of its own)\n", s.metricsURL)
 	fmt.Fprintf(w, "development OpenID provider %s (issuer %s; logins survive a restart)\n", s.idp.URL, s.idp.Issuer())
 	if s.tokenLifetime > 0 {
 		fmt.Fprintf(w, "  access tokens live  %v (--token-lifetime); the web UI refreshes at 75 %% of that\n", s.tokenLifetime)

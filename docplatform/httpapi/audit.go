@@ -20,6 +20,7 @@ type Auditor interface {
 // detail is a short reason, never a secret. A failing audit write is
 // logged and does not fail the request.
 func (s *Server) audit(r *http.Request, action docplatform.AuditAction, outcome docplatform.AuditOutcome, actor, group, detail string) {
+	s.metrics.audited(action, outcome)
 	if s.o.Audit == nil {
 		return
 	}

@@ -24,7 +24,7 @@ func TestRequestStateIsTheRequestsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{o: Options{ClientIP: resolver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), IPv6LimitPrefix: 64, MaxHeaderBytes: DefaultMaxHeaderBytes}, mux: http.NewServeMux()}
+	s := &Server{o: Options{ClientIP: resolver, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), IPv6LimitPrefix: 64, MaxHeaderBytes: DefaultMaxHeaderBytes}, mux: http.NewServeMux(), metrics: NewMetrics()}
 	var checked bool
 	s.mux.HandleFunc("GET /probe", func(w http.ResponseWriter, r *http.Request) {
 		checked = true

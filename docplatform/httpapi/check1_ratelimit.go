@@ -17,21 +17,22 @@ import (
 // outage of the limiter must not become an outage of the platform.
 func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 	var rule ratelimit.Rule
-	var prefix string
+	var prefix, budget string
 	switch rt.limit {
 	case limitNone:
 		return func(next http.Handler) http.Handler { return next }
 	case limitLogin:
-		rule, prefix = s.o.AuthLimit, "rl:login:"
+		rule, prefix, budget = s.o.AuthLimit, "rl:login:", "auth"
 	case limitCallback:
-		rule, prefix = s.o.AuthLimit, "rl:callback:"
+		rule, prefix, budget = s.o.AuthLimit, "rl:callback:", "auth"
 	case limitLogout:
-		rule, prefix = s.o.AuthLimit, "rl:logout:"
+		rule, prefix, budget = s.o.AuthLimit, "rl:logout:", "auth"
 	case limitRefresh:
-		rule, prefix = s.o.RefreshLimit, "rl:refresh:"
+		rule, prefix, budget = s.o.RefreshLimit, "rl:refresh:", "refresh"
 	default:
-		rule, prefix = s.o.GlobalLimit, "rl:global:"
+		rule, prefix, budget = s.o.GlobalLimit, "rl:global:", "global"
 	}
+	refused := s.metrics.refusal(budget)
 	limit := []string{strconv.Itoa(rule.Limit)}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -53,6 +54,7 @@ func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 			h["X-Ratelimit-Reset"] = st.rlReset[:]
 			if !d.Allowed {
 				h["Retry-After"] = h["X-Ratelimit-Reset"]
+				refused.Inc()
 				httperr.Write(w, http.StatusTooManyRequests, "ThrottlerException: Too Many Requests")
 				return
 			}

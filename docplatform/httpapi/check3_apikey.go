@@ -16,6 +16,7 @@ import (
 // and a success clears the count. On routes that do not admit keys the
 // header is a 403, whatever else the request carries.
 func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
+	lockedOut := s.metrics.refusal("api_key")
 	return func(next http.Handler) http.Handler {
 		if rt.Access.Level == LevelPublic {
 			return next
@@ -38,6 +39,7 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))
 			} else if win.Count >= int64(s.failures.Max) {
 				w.Header().Set("Retry-After", seconds(win.ResetIn))
+				lockedOut.Inc()
 				httperr.Write(w, http.StatusTooManyRequests, "Too many failed API key attempts")
 				return
 			}

@@ -102,6 +102,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 			// Whatever NextPart fails on came from the client: a broken or
 			// cut-short body, or one over the body limit.
 			var mbe *http.MaxBytesError
+			s.metrics.upload("refused", 0)
 			if errors.As(err, &mbe) {
 				httperr.Write(w, http.StatusRequestEntityTooLarge, "The document exceeds the size limit")
 			} else {
@@ -141,9 +142,11 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 	if err != nil {
 		// The group deleted meanwhile (404), or the store or the database
 		// failing.
+		s.metrics.upload("failed", 0)
 		s.storeErr(w, r, "Group", err)
 		return
 	}
+	s.metrics.upload("stored", d.Size)
 	writeJSON(w, http.StatusCreated, viewDocument(d))
 }
 
@@ -154,6 +157,11 @@ const commitTimeout = time.Minute
 
 func (s *Server) uploadFailed(w http.ResponseWriter, r *http.Request, err error) {
 	var mbe *http.MaxBytesError
+	outcome := "refused"
+	if errors.Is(err, filestore.ErrStorage) {
+		outcome = "failed"
+	}
+	s.metrics.upload(outcome, 0)
 	switch {
 	case errors.Is(err, filestore.ErrTooLarge), errors.As(err, &mbe):
 		httperr.Write(w, http.StatusRequestEntityTooLarge, "The document exceeds the size limit")

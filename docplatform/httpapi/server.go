@@ -95,6 +95,10 @@ type Options struct {
 	// theirs here); each must declare its access level.
 	Routes []Route
 
+	// Metrics receive the request chain's counts (nil: New makes its
+	// own; Server.Metrics returns them either way).
+	Metrics *Metrics
+
 	// Frontend, when set, serves the web UI: GET and HEAD requests outside
 	// /api/ that no route matches (the UI's own paths and its client-side
 	// routes). Paths under /api/ stay JSON 404s. It runs behind the rate
@@ -118,6 +122,7 @@ type Server struct {
 	frontendOrigin string
 	postLogout     string
 	refreshes      refreshOnce
+	metrics        *Metrics
 }
 
 // DefaultMaxHeaderBytes is Options.MaxHeaderBytes when unset.
@@ -161,6 +166,9 @@ func New(o Options) (*Server, error) {
 	if o.MaxHeaderBytes <= 0 {
 		o.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if o.Metrics == nil {
+		o.Metrics = NewMetrics()
+	}
 	for _, r := range []*ratelimit.Rule{&o.GlobalLimit, &o.AuthLimit, &o.RefreshLimit, &o.APIKeyFailures} {
 		if r.Limit <= 0 || r.Window <= 0 {
 			return nil, errors.New("httpapi: every limit needs a positive Limit and Window")
@@ -182,6 +190,7 @@ func New(o Options) (*Server, error) {
 		failures:       ratelimit.Failures{Store: o.Counters, Max: o.APIKeyFailures.Limit, Window: o.APIKeyFailures.Window},
 		frontendOrigin: origin(fu),
 		postLogout:     o.PostLogoutRedirectURI,
+		metrics:        o.Metrics,
 	}
 	if s.postLogout == "" {
 		s.postLogout = o.FrontendURL
@@ -215,6 +224,9 @@ func origin(u *url.URL) string {
 	return strings.ToLower(u.Scheme) + "://" + host
 }
 
+// Metrics returns the server's metrics.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
 // Close writes the pending API-key last-use times and stops the writer.
 func (s *Server) Close(ctx context.Context) error { return s.uses.close(ctx) }
 
@@ -224,7 +236,9 @@ func (s *Server) limitBody(rt *Route, next http.Handler) http.Handler {
 	if n, ok := s.o.RouteMaxBody[rt.pattern()]; ok && n > 0 {
 		max = n
 	}
+	rm := s.metrics.route(rt.pattern())
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		state(r).metrics = rm // the route's series: its pattern, never the path
 		if r.Body != nil && r.Body != http.NoBody {
 			r.Body = http.MaxBytesReader(w, r.Body, max)
 		}
@@ -281,6 +295,8 @@ type reqState struct {
 	limitKey string
 	// accessCookie is the access token of a cookie-authenticated request.
 	accessCookie string
+	// metrics are the series of the route that served the request.
+	metrics *routeMetrics
 	// sw is the request's response writer, allocated with the state.
 	sw statusWriter
 	// rlRemaining and rlReset back check 1's X-RateLimit-Remaining and
@@ -401,10 +417,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if st.status == 0 {
 		st.status = http.StatusOK
 	}
+	now := time.Now()
+	rm := st.metrics
+	if rm == nil {
+		rm = s.metrics.unrouted
+	}
+	rm.observe(st.status, now.Sub(start))
 	// The record is what Logger.LogAttrs would make, built here so that
 	// the call site's PC is found once, not by runtime.Callers on every
 	// request (the only use of the PC is a handler's AddSource).
-	now := time.Now()
 	h := s.o.Logger.Handler()
 	if !h.Enabled(st, slog.LevelInfo) {
 		return
@@ -547,6 +568,7 @@ func wholeSeconds(d time.Duration) int64 {
 
 // internalError logs err and answers 500 without details.
 func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
+	s.metrics.internalError(err)
 	s.o.Logger.ErrorContext(r.Context(), what, slog.String("error", err.Error()), slog.String("path", r.URL.Path))
 	httperr.Write(w, http.StatusInternalServerError, "Internal server error")
 }

@@ -43,12 +43,15 @@ const (
 
 // Platform is a running document platform.
 type Platform struct {
-	URL    string // base URL it serves on
-	API    *httpapi.Server
-	Store  *sqlstore.Store
-	OIDC   *sso.Client
-	server *http.Server
-	closed chan error
+	URL string // base URL it serves on
+	// MetricsURL is where the Prometheus metrics are served
+	// (METRICS_LISTEN), "" when they are not.
+	MetricsURL string
+	API        *httpapi.Server
+	Store      *sqlstore.Store
+	OIDC       *sso.Client
+	server     *http.Server
+	closed     chan error
 
 	// Uploads moves uploads through their life; its sweeper runs until
 	// Shutdown.
@@ -56,6 +59,7 @@ type Platform struct {
 
 	counters   io.Closer
 	redis      *redis.Client
+	metrics    *http.Server
 	stopSweep  context.CancelFunc
 	sweepEnded chan struct{}
 }
@@ -140,6 +144,7 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		p.Uploads.Run(sctx)
 	}()
 	res := httpapi.Resources{Files: files, Uploads: p.Uploads, MaxUpload: cfg.DocumentMaxBytes, ReviewLock: cfg.ReviewLockTTL}
+	metrics := newMetrics(store.Pools(), p.redis)
 
 	api, err := httpapi.New(httpapi.Options{
 		OIDC: oc, Store: httpapi.WithResources(store, res), RouteMaxBody: httpapi.ResourceBodyLimits(res),
@@ -150,11 +155,17 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		Counters:       counters, ClientIP: cfg.TrustedProxies, IPv6LimitPrefix: cfg.RateLimitIPv6Prefix, Logger: log,
 		Audit:    store,
 		Frontend: webui.Handler(),
+		Metrics:  metrics,
 	})
 	if err != nil {
 		return nil, err
 	}
 	p.API = api
+	if cfg.MetricsListen != "" {
+		if p.metrics, p.MetricsURL, err = serveMetrics(ctx, cfg.MetricsListen, metrics.Registry, log); err != nil {
+			return nil, fmt.Errorf("METRICS_LISTEN: %w", err)
+		}
+	}
 
 	if ln == nil {
 		ln, err = net.Listen("tcp", addr)
@@ -208,6 +219,10 @@ func openDocumentStorage(ctx context.Context, cfg config.Config) (documentStorag
 // within ctx, writes pending API-key use times and closes the store.
 func (p *Platform) Shutdown(ctx context.Context) error {
 	err := p.server.Shutdown(ctx)
+	if p.metrics != nil {
+		// Scrapes are short; the last one may see the final counts.
+		err = errors.Join(err, p.metrics.Shutdown(ctx))
+	}
 	if e := p.API.Close(ctx); e != nil {
 		err = errors.Join(err, e)
 	}
@@ -231,5 +246,8 @@ func (p *Platform) closeResources() {
 	}
 	if p.redis != nil {
 		p.redis.Close()
+	}
+	if p.metrics != nil {
+		p.metrics.Close()
 	}
 }

@@ -39,6 +39,7 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintln(stderr, "            DOCUMENT_STORAGE (a directory or s3://bucket/prefix) DOCUMENT_MAX_BYTES REVIEW_LOCK_TTL_MS")
 		fmt.Fprintln(stderr, "            with s3://: AWS_ENDPOINT_URL[_S3] AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_S3_ADDRESSING_STYLE")
 		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
+		fmt.Fprintln(stderr, "            METRICS_LISTEN (host:port of a listener serving /metrics only)")
 		fs.PrintDefaults()
 	}
 	if code, ok := cliflags.Parse(fs, args); !ok {
@@ -66,6 +67,9 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 	if err != nil {
 		fmt.Fprintf(stderr, "govkit docplatform serve: %v\n", err)
 		return 2
+	}
+	if p.MetricsURL != "" {
+		fmt.Fprintf(stdout, "metrics on %s\n", p.MetricsURL)
 	}
 	fmt.Fprintf(stdout, "document platform listening on %s\n", p.URL)
 	return wait(ctx, p, log)

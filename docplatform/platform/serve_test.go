@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -67,6 +68,7 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 		"SSO_CLIENT_ID": idp.ClientID, "SSO_CLIENT_SECRET": idp.ClientSecret,
 		"SSO_REDIRECT_URI": "http://127.0.0.1/api/auth/callback", "FRONTEND_URL": "http://127.0.0.1:3000",
 		"COOKIE_SECRET": strings.Repeat("k", 40), "DATABASE_URL": filepath.Join(dir, "db", "p.db"), "NODE_ENV": "test",
+		"METRICS_LISTEN": "127.0.0.1:0",
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var out, errOut syncBuffer
@@ -109,6 +111,34 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 	}
 	if !strings.Contains(errOut.String(), "REDIS_URL is not set") {
 		t.Error("no warning about per-process counters")
+	}
+	// The metrics, on their own listener: the health check above is
+	// counted, and the database pools are there; the API's port has none.
+	s := out.String()
+	i := strings.Index(s, "metrics on ")
+	if i < 0 {
+		t.Fatalf("no metrics URL printed:\n%s", s)
+	}
+	metricsURL, _, _ := strings.Cut(s[i+len("metrics on "):], "\n")
+	resp, err = http.Get(metricsURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`docplatform_http_requests_total{route="GET /api/health",status="200"} 1`, `go_sql_open_connections{db_name="docplatform_write"}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	resp, err = http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(body), "docplatform_http_requests_total") {
+		t.Error("the API's own port serves the metrics")
 	}
 	// one line per external part: what, where, and where the setting came from
 	for _, want := range []string{

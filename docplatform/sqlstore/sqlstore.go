@@ -289,6 +289,16 @@ var sqliteOpenMu sync.Mutex
 // Dialect reports which database the store talks to.
 func (s *Store) Dialect() Dialect { return s.dialect }
 
+// Pools names the store's connection pools, for their metrics:
+// "docplatform" on PostgreSQL; on SQLite "docplatform_write" (one
+// connection: writes take turns) and "docplatform_read".
+func (s *Store) Pools() map[string]*sql.DB {
+	if s.w == s.r {
+		return map[string]*sql.DB{"docplatform": s.w}
+	}
+	return map[string]*sql.DB{"docplatform_write": s.w, "docplatform_read": s.r}
+}
+
 // Close releases every connection.
 func (s *Store) Close() error {
 	var err error

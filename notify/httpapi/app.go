@@ -112,6 +112,7 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		log = slog.Default()
 	}
 	app := &App{}
+	m := newMetrics()
 	defer func() {
 		if err != nil {
 			_ = app.Close(context.Background())
@@ -144,6 +145,7 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		app.ownChannel = true
 		app.Warnings = append(app.Warnings, w...)
 	}
+	app.Channel.Observe(m.countSend) // before Throttle: sends that reached the server
 	app.Channel.Throttle(app.throttle("email", cfg.Email.Throttle), app.throttle("sms", cfg.SMS.Throttle))
 	filters, err := jmesfilter.New(jmesfilter.FromConfig(cfg.Notification.BroadcastCustomFilterFunctions))
 	if err != nil {
@@ -201,7 +203,9 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	app.Server = New(Options{
 		Config: cfg, Store: app.Store, Identifier: ident, Channel: app.Channel, Filters: filters,
 		Subscriptions: app.Subscriptions, Queue: app.Queue, Dispatcher: app.Dispatcher, Logger: log, MaxBodyBytes: o.MaxBodyBytes, Attempts: attempts,
+		metrics: m,
 	})
+	m.reg.MustRegister(&workCollector{store: app.Store, pending: app.Dispatcher.Pending})
 	if o.Cron {
 		if err := app.startCron(cfg, o.CronOptions, log); err != nil {
 			return nil, err

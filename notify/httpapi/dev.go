@@ -273,6 +273,7 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 			strings.TrimSuffix(o.OIDC.DiscoveryURL, "/.well-known/openid-configuration"), o.OIDC.ClientID, strings.Join(o.OIDC.Admins, ", "))
 	}
 	fmt.Fprintf(w, "  API explorer        %s%s/explorer\n", d.URL, root)
+	fmt.Fprintf(w, "  metrics             %s/metrics (Prometheus; super admins only: this machine)\n", d.URL)
 	kept := "in memory"
 	if catcherOpts.Dir != "" {
 		kept = "kept in " + catcherOpts.Dir

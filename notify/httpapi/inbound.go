@@ -45,6 +45,7 @@ func (a *App) startInbound(ctx context.Context, o InboundOptions) (string, func(
 	srv, warnings, err := inbound.New(inbound.Options{
 		Config: cfg, Store: a.Store, Subscriptions: a.Subscriptions,
 		Certificate: o.Certificate, HTTPHost: o.HTTPHost, Logger: o.Logger,
+		Applied: a.Server.metrics.countInbound,
 	})
 	if err != nil {
 		return "", nil, err

@@ -109,6 +109,15 @@ func TestRunServesInboundSMTP(t *testing.T) {
 	if len(subs) != 1 || subs[0]["state"] != "deleted" {
 		t.Fatalf("after list-unsubscribe mail: %v", subs)
 	}
+	resp, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	metrics, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if got := scrape(t, string(metrics), `notify_inbound_mails_total{kind="unsubscribe"}`); got != 1 {
+		t.Errorf("inbound unsubscribe mails counted %v, want 1", got)
+	}
 	if !strings.Contains(logs.String(), `"service":"inbound SMTP"`) {
 		t.Errorf("the log does not say where inbound SMTP listens:\n%s", logs.String())
 	}

@@ -15,11 +15,15 @@ import (
 // metrics are the Prometheus metrics at /metrics (ours; the original has
 // none): requests by route pattern and status, their duration, and the Go
 // runtime's own. Routes are the table's patterns, never raw paths, so ids
-// do not blow up the label space.
+// do not blow up the label space. OpenApp adds the work's (workmetrics.go):
+// sends by channel and outcome, inbound mail, the broadcast queue and the
+// broadcasts in state sending.
 type metrics struct {
 	reg      *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	sends    *prometheus.CounterVec
+	inbound  *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -33,7 +37,22 @@ func newMetrics() *metrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"route"}),
 	}
-	m.reg.MustRegister(m.requests, m.duration, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.sends = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "notify_sends_total", Help: "Messages handed to the SMTP server or the SMS provider, by channel and outcome (sent, refused: permanent, failed: temporary or unreachable).",
+	}, []string{"channel", "outcome"})
+	m.inbound = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "notify_inbound_mails_total", Help: "Mail taken by the inbound SMTP server and applied: bounce (hard or soft) or unsubscribe.",
+	}, []string{"kind"})
+	m.reg.MustRegister(m.requests, m.duration, m.sends, m.inbound, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Series that alert rules divide by exist from the start, at zero.
+	for _, ch := range []string{"email", "sms"} {
+		for _, o := range []string{"sent", "refused", "failed"} {
+			m.sends.WithLabelValues(ch, o)
+		}
+	}
+	for _, k := range []string{"hard_bounce", "soft_bounce", "unsubscribe"} {
+		m.inbound.WithLabelValues(k)
+	}
 	return m
 }
 

@@ -78,6 +78,9 @@ type Options struct {
 	// several nodes, give the Redis store (ratelimit.NewRedis) the
 	// subscription service's wrong-code counters use too.
 	Attempts ratelimit.Store
+	// metrics are OpenApp's, which counts the sends into them before the
+	// server exists (nil: New makes its own).
+	metrics *metrics
 }
 
 // LoginFailureLimit bounds failed administrator log-ins per client
@@ -137,7 +140,10 @@ func New(o Options) *Server {
 		maxBody: o.MaxBodyBytes,
 		root:    strings.TrimRight(o.Config.RestAPIRoot, "/"),
 		mux:     http.NewServeMux(),
-		metrics: newMetrics(),
+		metrics: o.metrics,
+	}
+	if s.metrics == nil {
+		s.metrics = newMetrics()
 	}
 	s.foreignHost.Interval = 10 * time.Minute
 	if s.log == nil {

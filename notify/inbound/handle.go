@@ -105,6 +105,14 @@ type handler struct {
 	log             *slog.Logger
 	now             func() time.Time
 	known           knownBounces
+	applied         func(kind string) // Options.Applied
+}
+
+// count tells Options.Applied of a mail applied.
+func (h *handler) count(kind string) {
+	if h.applied != nil {
+		h.applied(kind)
+	}
 }
 
 // caller is who the service records as having acted for mail from a
@@ -130,6 +138,7 @@ func (h *handler) unsubscribe(ctx context.Context, r recipient, from, client str
 	switch {
 	case err == nil:
 		h.log.Info("inbound mail: unsubscribed", "recipient", r.String(), "client", client)
+		h.count("unsubscribe")
 		return nil
 	case errors.As(err, &tooMany):
 		// Other recipients of the same transaction spent a budget since
@@ -232,6 +241,11 @@ func (h *handler) record(ctx context.Context, sub *notify.Subscription, r recipi
 		}
 	}
 	h.log.Info("inbound mail: bounce recorded", "recipient", r.String(), "client", client, "hard", hard, "hardBounceCount", rec.HardBounceCount)
+	if hard {
+		h.count("hard_bounce")
+	} else {
+		h.count("soft_bounce")
+	}
 	if rec.HardBounceCount <= h.threshold {
 		return nil
 	}

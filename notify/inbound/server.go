@@ -80,6 +80,9 @@ type Options struct {
 	Logger   *slog.Logger
 	// Now is the clock of bounce dates; nil means notify.Now.
 	Now func() time.Time
+	// Applied, when set, is told of each mail applied: "hard_bounce",
+	// "soft_bounce" (recorded) or "unsubscribe" (for the metrics).
+	Applied func(kind string)
 }
 
 // Server is the inbound SMTP server. Build it with New, serve with Start.
@@ -121,6 +124,7 @@ func New(o Options) (*Server, []string, error) {
 			store: o.Store, subs: o.Subscriptions, rules: r,
 			bounce: b.Enabled, listUnsubscribe: cfg.Email.ListUnsubscribeByEmail.Enabled,
 			threshold: int64(b.UnsubThreshold), httpHost: o.HTTPHost, log: log, now: now,
+			applied: o.Applied,
 		},
 		domains: in.Domains,
 		opts:    opts,
