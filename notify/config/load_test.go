@@ -186,8 +186,8 @@ func TestFilesListsWhatWasRead(t *testing.T) {
 
 func TestOriginNamesTheFileThatSetAKey(t *testing.T) {
 	root := deployment(t, map[string]string{
-		"src/config.production.json": `{"email": {"smtp": {"host": "smtp.example.org", "port": 25}}, "queue": {"connection": {"host": "redis"}}}`,
-		"src/config.local.js":        `module.exports = {email: {smtp: {port: 2525}}, queue: {connection: null}}`,
+		"src/config.production.json":               `{"email": {"smtp": {"host": "smtp.example.org", "port": 25}}, "queue": {"connection": {"host": "redis"}}}`,
+		"src/config.local.js":                      `module.exports = {email: {smtp: {port: 2525}}, queue: {connection: null}}`,
 		"src/datasources/db.datasource.local.json": `{"uri": "mongodb://m/db"}`,
 	})
 	c := mustLoad(t, root, "production", nil)
