@@ -83,8 +83,11 @@ func (r *reader) guard() Guard {
 		}
 	}
 	if _, ok := r.get("loginTokenTtlHours"); ok {
+		n := len(r.problems)
 		h := r.number("loginTokenTtlHours")
-		if h <= 0 || h > 24*366 {
+		if len(r.problems) > n {
+			// not a number: said
+		} else if h <= 0 || h > 24*366 {
 			r.bad("loginTokenTtlHours", "must be a number of hours above 0 and at most a year")
 		} else {
 			g.LoginTokenTTL = time.Duration(h * float64(time.Hour))

@@ -79,7 +79,28 @@ func TestSignInMethods(t *testing.T) {
 		t.Fatalf("role after a reload %q, want Administrator", got)
 	}
 	b.untilText("other@example.com")
+	// The password sign-in's token ends with loginTokenTtlHours (8 by
+	// default), and the console knows when.
+	if left := browsertest.Eval[float64](b.Tab, `JSON.parse(sessionStorage.getItem("notify-console.credential")).expires - Date.now()`); left < 7.9*3600e3 || left > 8*3600e3 {
+		t.Errorf("the kept credential ends in %.0f ms, want 8 hours", left)
+	}
+	tokenNames := func() []string {
+		var toks []struct{ Name string }
+		w.api("GET", "/administrators/"+admin.ID+"/access-tokens", nil, &toks)
+		var names []string
+		for _, x := range toks {
+			names = append(names, x.Name)
+		}
+		return names
+	}
+	if !slices.Contains(tokenNames(), "console") {
+		t.Fatalf("no console token on the server: %v", tokenNames())
+	}
 	b.signOut()
+	// Sign out deleted it on the server, not only in the tab.
+	if names := tokenNames(); slices.Contains(names, "console") {
+		t.Errorf("Sign out left the console's token on the server: %v", names)
+	}
 
 	// A pasted access token.
 	b.setText("Access token", tok.ID)
@@ -89,6 +110,11 @@ func TestSignInMethods(t *testing.T) {
 	}
 	b.untilText("with an access token")
 	b.signOut()
+	// A pasted token was made on purpose, maybe for a script: signing out
+	// forgets it here and leaves it on the server.
+	if names := tokenNames(); !slices.Contains(names, "pasted") {
+		t.Errorf("Sign out deleted a pasted token: %v", names)
+	}
 
 	// A token the API does not know is refused in words.
 	b.setText("Access token", strings.Repeat("x", 64))

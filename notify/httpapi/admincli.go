@@ -14,8 +14,6 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"go.mongodb.org/mongo-driver/v2/bson"
-
 	"github.com/govkit/govkit/internal/cliflags"
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/config"
@@ -132,14 +130,11 @@ func AdminMain(ctx context.Context, args []string, env map[string]string, stdin 
 		if err != nil {
 			return fail(1, "%v", err)
 		}
+		// A password reset is for a lost or leaked password: the
+		// tokens issued with the old one go with it.
 		var revoked int64
 		err = st.WithTransaction(ctx, func(ctx context.Context) error {
-			if _, err := putCredential(ctx, st, cliProfile, a.ID, hash); err != nil {
-				return err
-			}
-			// A password reset is for a lost or leaked password: the
-			// tokens issued with the old one go with it.
-			revoked, err = st.AccessTokens().DeleteMany(ctx, bson.D{{Key: "userId", Value: a.ID}})
+			_, revoked, err = changePassword(ctx, st, cliProfile, a.ID, hash, "")
 			return err
 		})
 		if err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/govkit/govkit/internal/clientip"
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/access"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/query"
 	"github.com/govkit/govkit/notify/subscription"
@@ -26,7 +27,8 @@ func init() { routeGroups = append(routeGroups, (*Server).administratorRoutes) }
 func (s *Server) administratorRoutes() {
 	const tag = "administrator"
 	s.handle(route{method: "GET", path: "/administrators/count", roles: adminsOnly, tag: tag, summary: "count administrators", params: []param{whereParam}, response: "count", h: s.countAdministrators})
-	s.handle(route{method: "POST", path: "/administrators/login", roles: notAdmins, tag: tag, summary: "log in: returns an access token", body: "Login", response: "Token", h: s.login})
+	s.handle(route{method: "POST", path: "/administrators/login", roles: notAdmins, tag: tag, summary: "log in: returns an access token that lives loginTokenTtlHours at most, and its ttl in seconds", body: "Login", response: "Token", h: s.login})
+	s.handle(route{method: "POST", path: "/administrators/logout", tag: tag, summary: "log out: deletes the access token the request presents (ours)", status: http.StatusNoContent, h: s.logout})
 	s.handle(route{method: "GET", path: "/administrators/whoami", tag: tag, summary: "who is calling", response: "UserProfile", h: s.whoami})
 	s.handle(route{method: "POST", path: "/administrators/{id}/access-tokens", roles: adminsOnly, tag: tag, summary: "create an access token", body: "NewAccessToken", response: "AccessToken", h: s.createAccessToken})
 	s.handle(route{method: "PATCH", path: "/administrators/{id}/access-tokens", roles: adminsOnly, tag: tag, summary: "update access tokens selected by where", params: []param{whereParam}, body: "NewAccessToken", response: "count", h: s.patchAccessTokens})
@@ -101,6 +103,37 @@ func putCredential(ctx context.Context, st *mongostore.Store, who notify.UserPro
 		return c, coll.Insert(ctx, c)
 	}
 	return nil, err
+}
+
+// changePassword sets an administrator's password and revokes its access
+// tokens — those issued with the old password, and any minted by whoever
+// knew it — except keep ("" for none): the API keeps the token of an
+// administrator changing its own password, which stays signed in where it
+// did so. Tokens go first, so a half-finished change leaves none behind;
+// callers run it in a transaction (Store.WithTransaction) where the store
+// has them. It returns the credential and how many tokens were revoked.
+// The API's PATCH, PUT and user-credential routes and `govkit notify
+// admin set-password` change passwords so.
+func changePassword(ctx context.Context, st *mongostore.Store, who notify.UserProfile, adminID notify.ID, hash, keep string) (*notify.UserCredential, int64, error) {
+	f := bson.D{{Key: "userId", Value: adminID}}
+	if keep != "" {
+		f = append(f, bson.E{Key: "_id", Value: bson.D{{Key: "$ne", Value: keep}}})
+	}
+	revoked, err := st.AccessTokens().DeleteMany(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	c, err := putCredential(ctx, st, who, adminID, hash)
+	return c, revoked, err
+}
+
+// ownToken is the access token of a request made by administrator id
+// with one ("" otherwise).
+func ownToken(r *http.Request, id notify.ID) string {
+	if p := caller(r); p.AuthnStrategy == notify.AuthnAccessToken && p.SecurityID == id.Hex() {
+		return access.AccessTokenOf(r)
+	}
+	return ""
 }
 
 // credentialOut leaves out the password hash, which the original returns.
@@ -303,7 +336,7 @@ func (s *Server) updateAdministrator(w http.ResponseWriter, r *http.Request, rep
 			return err
 		}
 		if hash != "" {
-			_, err := putCredential(ctx, s.store, who, cur.ID, hash)
+			_, _, err := changePassword(ctx, s.store, who, cur.ID, hash, ownToken(r, cur.ID))
 			return err
 		}
 		return nil
@@ -383,7 +416,11 @@ func (s *Server) setUserCredential(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
-	c, err := putCredential(r.Context(), s.store, caller(r), a.ID, hash)
+	var c *notify.UserCredential
+	err = s.store.WithTransaction(r.Context(), func(ctx context.Context) error {
+		c, _, err = changePassword(ctx, s.store, caller(r), a.ID, hash, ownToken(r, a.ID))
+		return err
+	})
 	if err != nil {
 		writeError(w, r, err)
 		return
@@ -497,12 +534,32 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		failed()
 		return
 	}
+	// A log-in token lives loginTokenTtlHours at most; a shorter ttl
+	// asked for is kept (NotifyBC's never expired without one).
+	limit := int64(s.cfg.Guard.LoginTokenTTL / time.Second)
+	if ttl == nil || *ttl > limit {
+		ttl = &limit
+	}
 	t, err := s.issueToken(r.Context(), caller(r), a.ID, ttl, name)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"token": t.ID})
+	writeJSON(w, http.StatusOK, map[string]any{"token": t.ID, "ttl": *ttl})
+}
+
+// logout deletes the access token the request presents, whatever it is
+// (an expired one too, which identifies nobody), so that signing out of
+// the console ends the token and not only the tab's copy of it. 204 in
+// every case: there is nothing to learn from it.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	if tok := access.AccessTokenOf(r); tok != "" && len(tok) <= 256 {
+		if err := s.store.AccessTokens().DeleteByID(r.Context(), tok); err != nil && !errors.Is(err, notify.ErrNotFound) {
+			writeError(w, r, err)
+			return
+		}
+	}
+	noContent(w)
 }
 
 // limitKey counts a client address as the wrong-code budgets do (an IPv6

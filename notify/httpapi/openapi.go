@@ -211,7 +211,7 @@ func schemas() map[string]any {
 		"AccessToken":    base(map[string]any{"ttl": integer, "name": str, "userId": str}, false),
 		"UserCredential": base(map[string]any{"userId": str}, false),
 		"Login":          map[string]any{"type": "object", "required": []string{"email", "password"}, "properties": map[string]any{"email": str, "password": str, "tokenName": str, "ttl": integer}},
-		"Token":          map[string]any{"type": "object", "properties": map[string]any{"token": str}},
+		"Token":          map[string]any{"type": "object", "properties": map[string]any{"token": str, "ttl": integer}},
 		"Password":       map[string]any{"type": "object", "required": []string{"password"}, "properties": map[string]any{"password": password}},
 		"NewAdministrator": map[string]any{"type": "object", "required": []string{"email", "password"},
 			"properties": map[string]any{"email": str, "password": password, "username": str}},

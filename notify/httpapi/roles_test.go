@@ -46,8 +46,10 @@ func TestRoleGuardCoversEveryRoute(t *testing.T) {
 			})
 		}
 	}
-	// The operations open to anonymous callers are exactly the original's.
+	// The operations open to anonymous callers are exactly the original's,
+	// and log-out (ours), which deletes only the token it presents.
 	want := []string{
+		"POST /api/administrators/logout",
 		"DELETE /api/subscriptions/{id}", "GET /api/administrators/whoami", "GET /api/health",
 		"GET /api/subscriptions/{id}/unsubscribe", "GET /api/subscriptions/{id}/unsubscribe/undo", "GET /api/subscriptions/{id}/verify",
 		"POST /api/subscriptions", "POST /api/subscriptions/{id}/unsubscribe",

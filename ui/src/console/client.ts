@@ -19,8 +19,12 @@ export interface Filter {
 }
 
 export class Client {
-  /** Called when the server refuses the credential (401). */
+  /** Called when the credential has ended: the server refuses it (401),
+   * its time is up, or a refusal (403) turns out to be because the API no
+   * longer knows it (revoked, or its administrator's password changed). */
   onUnauthorized: () => void = () => {};
+  /** When the credential ends (ms since the epoch), if the console knows. */
+  expires?: number;
 
   constructor(public authorization: string) {}
 
@@ -47,6 +51,10 @@ export class Client {
   }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    if (this.authorization && this.expires !== undefined && Date.now() >= this.expires) {
+      this.onUnauthorized();
+      throw new ApiError(401, "Your sign-in has ended. Sign in again.", "Unauthorized");
+    }
     const headers: Record<string, string> = { Accept: "application/json" };
     if (this.authorization) headers.Authorization = this.authorization;
     if (body !== undefined) headers["Content-Type"] = "application/json";
@@ -65,7 +73,33 @@ export class Client {
       throw new ApiError(0, "The server could not be reached. Check the connection and try again.", "No answer");
     }
     if (res.status === 401 && this.authorization) this.onUnauthorized();
+    if (res.status === 403 && this.authorization && path !== "/administrators/whoami") void this.checkStillKnown();
     return decode<T>(res, text);
+  }
+
+  /** After a refusal: does the API still take the credential? An access
+   * token it no longer knows makes the request anonymous, which is 403,
+   * not 401. */
+  private async checkStillKnown(): Promise<void> {
+    try {
+      const who = await this.get<{ role?: string }>("/administrators/whoami");
+      if (!who.role || who.role === "Anonymous") this.onUnauthorized();
+    } catch {
+      // no answer: the next request will tell
+    }
+  }
+
+  /** Ends a password sign-in's token on the server (POST
+   * /administrators/logout), so that Sign out ends it everywhere and not
+   * only in this tab. Best effort: a token the server cannot be told
+   * about still ends at its ttl. */
+  async logout(): Promise<void> {
+    if (!this.authorization) return;
+    try {
+      await this.request("POST", "/administrators/logout");
+    } catch {
+      // ignored: see above
+    }
   }
 }
 

@@ -18,7 +18,7 @@ export interface Console {
   client: Client;
   who: Who;
   method: Method;
-  signOut: () => void;
+  signOut: () => void | Promise<void>;
 }
 
 export const ConsoleContext = createContext<Console | null>(null);

@@ -25,6 +25,7 @@ function Root() {
   /** Asks the API who this credential (or this address) is. */
   const check = async (cred: Credential | null, problem?: unknown): Promise<void> => {
     client.authorization = cred?.authorization ?? "";
+    client.expires = cred?.expires;
     let who: Who;
     try {
       who = await client.get<Who>("/administrators/whoami");
@@ -56,6 +57,7 @@ function Root() {
     client.onUnauthorized = () => {
       clearCredential();
       client.authorization = "";
+      client.expires = undefined;
       setState({ kind: "signedOut", notice: "Your sign-in has ended (the API refused the credential). Sign in again." });
     };
     if (location.pathname === callbackPath) {
@@ -82,9 +84,15 @@ function Root() {
             client,
             who: state.who,
             method: state.cred.method,
-            signOut: () => {
+            signOut: async () => {
+              // A password sign-in's token is the console's own: it is
+              // deleted on the server. A pasted token (made on purpose,
+              // perhaps used elsewhere) and an OIDC token are only
+              // forgotten here.
+              if (state.cred.method === "login") await client.logout();
               clearCredential();
               client.authorization = "";
+              client.expires = undefined;
               setState({ kind: "signedOut", notice: state.cred.method === "adminIp" ? undefined : "You are signed out." });
             },
           }

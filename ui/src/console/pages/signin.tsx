@@ -26,8 +26,10 @@ export function SignIn({ client, problem, notice, onSignedIn }: { client: Client
     setError(undefined);
     try {
       client.authorization = "";
-      const r = await client.post<{ token: string }>("/administrators/login", { email, password, tokenName: "console" });
-      await onSignedIn({ method: "login", authorization: r.token, label: email });
+      // The API bounds the token's life (loginTokenTtlHours) and says
+      // how long it is; the console forgets it then.
+      const r = await client.post<{ token: string; ttl?: number }>("/administrators/login", { email, password, tokenName: "console" });
+      await onSignedIn({ method: "login", authorization: r.token, label: email, expires: typeof r.ttl === "number" ? Date.now() + r.ttl * 1000 : undefined });
     } catch (err) {
       setError(err);
     } finally {
@@ -108,7 +110,9 @@ export function SignIn({ client, problem, notice, onSignedIn }: { client: Client
               </Button>
             </form>
           </section>
-          <p class="hint">Requests from the service's admin addresses (adminIps) need no sign-in.</p>
+          <p class="hint">
+            Requests from the service's admin addresses (adminIps) need no sign-in when the console is opened under one of the service's own names (httpHost, allowedHosts, localhost) over HTTPS or at a loopback address.
+          </p>
         </div>
       </main>
     </div>
