@@ -172,4 +172,20 @@ var (
 	// ErrInvalid marks input a store refuses before touching the database
 	// (an empty id or name, an unknown role); handlers answer it with 400.
 	ErrInvalid = errors.New("invalid")
+	// ErrUnavailable marks the failure of a part the platform depends on
+	// that did not answer, or refused to: handlers answer it with 503,
+	// Retry-After and the part's name, never with a 401 or 403 that would
+	// sign someone out or refuse what they may do. See UnavailableError.
+	ErrUnavailable = errors.New("unavailable")
 )
+
+// UnavailableError is ErrUnavailable naming the part ("database",
+// "document storage").
+type UnavailableError struct {
+	Part string
+	Err  error
+}
+
+func (e *UnavailableError) Error() string { return e.Part + " unavailable: " + e.Err.Error() }
+
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }

@@ -80,7 +80,17 @@ type Config struct {
 	// is where the Prometheus metrics are served, on a listener of their
 	// own; "" serves none.
 	MetricsListen string
+	// DependencyTimeout (DEPENDENCY_TIMEOUT_MS, default 5 s, 100 ms to
+	// 60 s) bounds how long a request waits for PostgreSQL, Redis or the
+	// object store before the part counts as down and the request is
+	// answered 503 (see DefaultDependencyTimeout).
+	DependencyTimeout time.Duration
 }
+
+// DefaultDependencyTimeout is DEPENDENCY_TIMEOUT_MS's default: a part
+// that does not answer within it is answered as an outage, long before a
+// client or a proxy gives up on the request.
+const DefaultDependencyTimeout = 5 * time.Second
 
 // Error lists every configuration problem found.
 type Error struct{ Problems []string }
@@ -204,6 +214,13 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 		if _, port, err := net.SplitHostPort(c.MetricsListen); err != nil || port == "" {
 			problems = append(problems, fmt.Sprintf("METRICS_LISTEN: must be host:port or :port, got %q", c.MetricsListen))
 		}
+	}
+	c.DependencyTimeout = ms("DEPENDENCY_TIMEOUT_MS", int(DefaultDependencyTimeout/time.Millisecond))
+	if c.DependencyTimeout < 100*time.Millisecond || c.DependencyTimeout > time.Minute {
+		problems = append(problems, "DEPENDENCY_TIMEOUT_MS: must be between 100 and 60000")
+	}
+	if c.S3 != nil {
+		c.S3.Timeout = c.DependencyTimeout
 	}
 	if len(problems) > 0 {
 		return c, &Error{Problems: problems}

@@ -182,6 +182,14 @@ func Open(dir string) (*Store, error) {
 	return &Store{dir: abs}, nil
 }
 
+// Ping reports whether the directory is there (for the health endpoint).
+func (s *Store) Ping(context.Context) error {
+	if _, err := os.Stat(s.dir); err != nil {
+		return fmt.Errorf("%w: %w", ErrStorage, err)
+	}
+	return nil
+}
+
 // String names the directory, for start-up logs.
 func (s *Store) String() string { return s.dir }
 

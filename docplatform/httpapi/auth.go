@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/govkit/govkit/docplatform"
@@ -287,22 +288,44 @@ func (s *Server) revoke(ctx context.Context, token, hint string) {
 	}
 }
 
-// health reports whether the database answers and the provider's discovery
-// document is loaded. It is public and never rate-limited.
+// health reports which parts answer: the database and the provider's
+// discovery document, without which it answers 503 ("unavailable"), and
+// Options.Parts (document storage, the rate-limit counters), whose
+// failure makes the platform "degraded" but still 200, since it serves
+// most requests without them (a load balancer should not take every
+// replica out for them). Each part is asked at once, for at most 3 s. It
+// is public and never rate-limited.
 func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
 	defer cancel()
-	db, idp := "up", "up"
+	checks := append([]Part{
+		{Name: "database", Check: s.o.Store.Ping},
+		{Name: "identityProvider", Check: s.o.OIDC.Discover},
+	}, s.o.Parts...)
+	up := make([]bool, len(checks))
+	var wg sync.WaitGroup
+	for i, c := range checks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			up[i] = c.Check(ctx) == nil
+		}()
+	}
+	wg.Wait()
+	body := map[string]string{"status": "ok"}
 	status := http.StatusOK
-	if err := s.o.Store.Ping(ctx); err != nil {
-		db, status = "down", http.StatusServiceUnavailable
+	for i, c := range checks {
+		body[c.Name] = "up"
+		if up[i] {
+			continue
+		}
+		body[c.Name] = "down"
+		if i < 2 {
+			body["status"], status = "unavailable", http.StatusServiceUnavailable
+		} else if status == http.StatusOK {
+			body["status"] = "degraded"
+		}
 	}
-	if err := s.o.OIDC.Discover(ctx); err != nil {
-		idp, status = "down", http.StatusServiceUnavailable
-	}
-	overall := "ok"
-	if status != http.StatusOK {
-		overall = "unavailable"
-	}
-	writeJSON(w, status, map[string]string{"status": overall, "database": db, "identityProvider": idp})
+	w.Header().Set("Cache-Control", "no-store")
+	writeJSON(w, status, body)
 }

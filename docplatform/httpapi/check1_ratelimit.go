@@ -12,9 +12,11 @@ import (
 // rateLimit is check 1: a per-client-IP budget for the route's class (an
 // IPv6 client's budget is its network's; see Options.IPv6LimitPrefix). It
 // sets X-RateLimit-Limit/Remaining/Reset (the headers the original sent)
-// on every answer and Retry-After on a 429. If the counter store fails
-// (Redis down) the request is let through and the failure logged: an
-// outage of the limiter must not become an outage of the platform.
+// on every answer and Retry-After on a 429. The platform's Redis
+// counters fail over to process memory while Redis does not answer
+// (ratelimit.Failover), so budgets hold through its outage; a store that
+// still fails lets the request through, logged: an outage of the limiter
+// must not become an outage of the platform.
 func (s *Server) rateLimit(rt *Route) func(http.Handler) http.Handler {
 	var rule ratelimit.Rule
 	var prefix, budget string

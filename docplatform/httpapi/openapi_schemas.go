@@ -49,9 +49,11 @@ var schemas = map[reflect.Type]string{
 // to describe them (the conformance test holds the two together).
 type (
 	healthView struct {
-		Status           string `json:"status" enum:"ok,unavailable"`
-		Database         string `json:"database" enum:"up,down"`
-		IdentityProvider string `json:"identityProvider" enum:"up,down"`
+		Status            string `json:"status" enum:"ok,degraded,unavailable" doc:"unavailable (503): the database or the provider's discovery is down; degraded (200): another part is"`
+		Database          string `json:"database" enum:"up,down"`
+		IdentityProvider  string `json:"identityProvider" enum:"up,down"`
+		DocumentStorage   string `json:"documentStorage,omitempty" enum:"up,down" doc:"DOCUMENT_STORAGE: uploads and downloads fail while it is down"`
+		RateLimitCounters string `json:"rateLimitCounters,omitempty" enum:"up,down" doc:"Redis (REDIS_URL): while it is down each replica counts on its own"`
 	}
 	memberRoleView struct {
 		UserID  string `json:"userId"`
@@ -299,7 +301,7 @@ func listOf(key string, item any) map[string]any { return map[string]any{key: it
 // error is the Error schema (the "default" response besides the statuses
 // the chain can answer).
 var responseBodies = map[string][]response{
-	"GET /api/health": {{status: "200", description: "Everything is up", body: healthView{}},
+	"GET /api/health": {{status: "200", description: "Everything is up, or only a part the platform works on without (degraded)", body: healthView{}},
 		{status: "503", description: "The database or the provider's discovery is down", body: healthView{}}},
 	"GET /api/auth/login":    {{status: "302", description: "To the identity provider's login (Location)"}},
 	"GET /api/auth/callback": {{status: "302", description: "To FRONTEND_URL, signed in (cookies set), or with ?auth_error=callback_failed"}},

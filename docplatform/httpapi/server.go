@@ -98,6 +98,17 @@ type Options struct {
 	// Metrics receive the request chain's counts (nil: New makes its
 	// own; Server.Metrics returns them either way).
 	Metrics *Metrics
+	// Unavailable, when set, reports an outage of the part every API
+	// request needs (the database: sqlstore.Store.Unavailable, which a
+	// watcher keeps): while it returns an error, every /api/ request but
+	// /api/health and CORS preflights is answered 503 at once, naming the
+	// part, instead of waiting for it. Called on every request: it must
+	// be cheap.
+	Unavailable func() error
+	// Parts are further dependencies /api/health reports (document
+	// storage, the rate-limit counters). The platform works on without
+	// them, in part, so they make it "degraded", never unhealthy.
+	Parts []Part
 
 	// Frontend, when set, serves the web UI: GET and HEAD requests outside
 	// /api/ that no route matches (the UI's own paths and its client-side
@@ -411,6 +422,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = &st.req
 	if headerBytes(r) > s.o.MaxHeaderBytes {
 		httperr.Write(rec, http.StatusRequestHeaderFieldsTooLarge, "Request header fields too large")
+	} else if err := s.down(r); err != nil {
+		s.outage(rec, r, err)
 	} else {
 		s.serveRecovering(rec, r, st)
 	}
@@ -566,9 +579,15 @@ func wholeSeconds(d time.Duration) int64 {
 	return s
 }
 
-// internalError logs err and answers 500 without details.
+// internalError answers an error no handler expected: a part's outage
+// (outage) or, logged, a 500 without details.
 func (s *Server) internalError(w http.ResponseWriter, r *http.Request, what string, err error) {
 	s.metrics.internalError(err)
+	if outagePart(err) != "" || s.o.Unavailable != nil && s.o.Unavailable() != nil {
+		s.o.Logger.WarnContext(r.Context(), what, slog.String("error", err.Error()), slog.String("path", r.URL.Path))
+		s.outage(w, r, err)
+		return
+	}
 	s.o.Logger.ErrorContext(r.Context(), what, slog.String("error", err.Error()), slog.String("path", r.URL.Path))
 	httperr.Write(w, http.StatusInternalServerError, "Internal server error")
 }

@@ -89,17 +89,38 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		}
 	}()
 
-	store, err := sqlstore.Open(ctx, cfg.DatabaseURL)
+	timeout := cfg.DependencyTimeout
+	if timeout <= 0 {
+		timeout = config.DefaultDependencyTimeout
+	}
+	store, err := sqlstore.Open(ctx, cfg.DatabaseURL, sqlstore.WithTimeout(timeout))
 	if err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	p.Store = store
+	// A watcher asks PostgreSQL every second whether it answers; while it
+	// does not, API requests are answered 503 at once (httpapi
+	// Options.Unavailable).
+	store.Watch(time.Second)
 
 	var counters ratelimit.Store
+	var parts []httpapi.Part
 	if cfg.RedisURL != "" {
 		opt, err := redis.ParseURL(cfg.RedisURL)
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
+		}
+		// Counters are asked on every request: a Redis that does not
+		// answer must cost a request a second, not go-redis's default of
+		// three seconds per attempt over four attempts. The URL's own
+		// dial_timeout, read_timeout and write_timeout win.
+		for _, d := range []*time.Duration{&opt.DialTimeout, &opt.ReadTimeout, &opt.WriteTimeout} {
+			if *d == 0 {
+				*d = timeout / 5
+			}
+		}
+		if opt.MaxRetries == 0 {
+			opt.MaxRetries = 1
 		}
 		p.redis = redis.NewClient(opt)
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -108,7 +129,22 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		if err != nil {
 			return nil, fmt.Errorf("REDIS_URL: %w", err)
 		}
-		counters = ratelimit.NewRedis(p.redis, cfg.RedisKeyPrefix)
+		// While Redis does not answer, each replica counts on its own:
+		// budgets still hold, nothing is let through unlimited and nobody
+		// is refused or signed out for the counters' outage.
+		mem := ratelimit.NewMemory(cfg.APIKeySweepInterval)
+		failover := ratelimit.NewFailover(ratelimit.NewRedis(p.redis, cfg.RedisKeyPrefix), mem,
+			func(ctx context.Context) error { return p.redis.Ping(ctx).Err() },
+			func(err error) {
+				if err != nil {
+					log.Warn("Redis does not answer: rate-limit and API-key-failure counters are kept per replica until it does", slog.String("error", err.Error()))
+				} else {
+					log.Info("Redis answers again: counters are shared again")
+				}
+			})
+		p.counters = closers{failover, mem}
+		counters = failover
+		parts = append(parts, httpapi.Part{Name: "rateLimitCounters", Check: func(ctx context.Context) error { return p.redis.Ping(ctx).Err() }})
 	} else {
 		mem := ratelimit.NewMemory(cfg.APIKeySweepInterval)
 		p.counters = mem
@@ -134,6 +170,7 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		return nil, fmt.Errorf("DOCUMENT_STORAGE: %w", err)
 	}
 	log.Info("document storage", slog.String("at", files.String()))
+	parts = append(parts, httpapi.Part{Name: "documentStorage", Check: files.Ping})
 	p.Uploads = upload.New(files, store, upload.Options{Logger: log, Observe: hooks.Upload})
 	// Every replica sweeps what crashed or stalled uploads left; sweeps
 	// are safe to run at once (see package upload).
@@ -153,9 +190,11 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.APIKeyMaxFailedAttempts, Window: cfg.APIKeyFailedWindow},
 		Counters:       counters, ClientIP: cfg.TrustedProxies, IPv6LimitPrefix: cfg.RateLimitIPv6Prefix, Logger: log,
-		Audit:    store,
-		Frontend: webui.Handler(),
-		Metrics:  metrics,
+		Audit:       store,
+		Unavailable: store.Unavailable,
+		Parts:       parts,
+		Frontend:    webui.Handler(),
+		Metrics:     metrics,
 	})
 	if err != nil {
 		return nil, err
@@ -198,10 +237,23 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 	return p, nil
 }
 
-// documentStorage is a document store that can say where it is.
+// documentStorage is a document store that can say where it is and
+// whether it answers.
 type documentStorage interface {
 	httpapi.DocumentFiles
+	Ping(ctx context.Context) error
 	String() string
+}
+
+// closers closes each in turn.
+type closers []io.Closer
+
+func (cs closers) Close() error {
+	var err error
+	for _, c := range cs {
+		err = errors.Join(err, c.Close())
+	}
+	return err
 }
 
 // openDocumentStorage opens the directory or the object store that

@@ -239,9 +239,10 @@ func (b *browser) cookie(name string) string {
 }
 
 type answer struct {
-	status   int
-	body     []byte
-	servedBy string
+	status     int
+	body       []byte
+	servedBy   string
+	retryAfter string
 }
 
 func (a answer) json(t *testing.T) map[string]any {
@@ -277,7 +278,7 @@ func (b *browser) do(method, path string, body io.Reader, header map[string]stri
 	if err != nil {
 		t.Fatal(err)
 	}
-	return answer{resp.StatusCode, data, resp.Header.Get(servedBy)}
+	return answer{resp.StatusCode, data, resp.Header.Get(servedBy), resp.Header.Get("Retry-After")}
 }
 
 var authRequestID = regexp.MustCompile(`name="authRequestID" value="([^"]+)"`)

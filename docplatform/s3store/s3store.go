@@ -43,6 +43,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -96,7 +97,17 @@ type Config struct {
 	// PartSize is the multipart part size, at least MinPartSize (the
 	// default); uploads in progress hold one part in memory each.
 	PartSize int64
+	// Timeout bounds how long a call waits for a store that does not
+	// answer (default DefaultTimeout): connecting may take a fifth of it
+	// and each of the two attempts a call makes waits a third of it for
+	// the answer's headers, so a store that stopped answering fails the
+	// request in about Timeout. (A body in transit is not cut: a slow
+	// download of a large document is not an outage.)
+	Timeout time.Duration
 }
+
+// DefaultTimeout is Config.Timeout's default.
+const DefaultTimeout = 5 * time.Second
 
 // bucketName is S3's rule for bucket names (3–63 lowercase letters,
 // digits, dots and hyphens, starting and ending with a letter or digit).
@@ -169,11 +180,23 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 			&credentials.IAM{},
 		})
 	}
+	timeout := c.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	transport, err := minio.DefaultTransport(secure)
+	if err != nil {
+		return nil, fmt.Errorf("s3store: %w", err)
+	}
+	transport.DialContext = (&net.Dialer{Timeout: timeout / 5, KeepAlive: 30 * time.Second}).DialContext
+	transport.TLSHandshakeTimeout = timeout / 5
+	transport.ResponseHeaderTimeout = timeout / 3
 	core, err := minio.NewCore(host, &minio.Options{
-		Creds: creds, Secure: secure, Region: c.Region, BucketLookup: lookup,
-		// A store that is down should fail an upload in seconds, not
-		// after minio-go's default ten retries.
-		MaxRetries: 3,
+		Creds: creds, Secure: secure, Region: c.Region, BucketLookup: lookup, Transport: transport,
+		// A store that is down should fail a request in seconds, not
+		// after minio-go's default ten attempts; a second attempt still
+		// rides out a dropped connection or a SlowDown.
+		MaxRetries: 2,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3store: %w", err)
@@ -189,6 +212,19 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		return nil, fmt.Errorf("s3store: bucket %s does not exist at %s", c.Bucket, host)
 	}
 	return s, nil
+}
+
+// Ping reports whether the store answers and the bucket is there (for
+// the health endpoint).
+func (s *Store) Ping(ctx context.Context) error {
+	ok, err := s.core.BucketExists(ctx, s.bucket)
+	if err != nil {
+		return storageErr("bucket exists", err)
+	}
+	if !ok {
+		return fmt.Errorf("%w: bucket %s does not exist", filestore.ErrStorage, s.bucket)
+	}
+	return nil
 }
 
 // String names the bucket and prefix, for start-up logs.

@@ -49,8 +49,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers driver "pgx"
+	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	"modernc.org/sqlite"
@@ -87,22 +88,49 @@ type Store struct {
 	// now is the clock; tests never replace it, it exists so every time
 	// the store writes goes through one truncation.
 	now func() time.Time
+	// PostgreSQL only: how long the server may take to answer, its
+	// connection settings, and the watcher of Watch (nil until then).
+	timeout  time.Duration
+	pgConfig *pgx.ConnConfig
+	fuse     *fuse
+	watch    *watcher
 }
 
 // sqliteBusyTimeout bounds how long a SQLite writer waits for another
 // process holding the write lock before giving up with SQLITE_BUSY.
 const sqliteBusyTimeout = 10 * time.Second
 
+// Option tunes Open.
+type Option func(*options)
+
+type options struct{ timeout time.Duration }
+
+// WithTimeout bounds how long PostgreSQL may take to answer (default
+// DefaultTimeout): connecting, checking a pooled connection and the
+// watcher's ping (Watch) have half of it each. With Watch, a database
+// that stops answering (a network that drops packets, a frozen host)
+// fails the requests in flight within about a second and half the
+// timeout, instead of holding them, with errors that are
+// docplatform.ErrUnavailable; see outage.go.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// DefaultTimeout is WithTimeout's default.
+const DefaultTimeout = 5 * time.Second
+
 // Open connects to the database named by databaseURL and brings its schema
 // up to date. See the package doc for the URL forms.
-func Open(ctx context.Context, databaseURL string) (*Store, error) {
+func Open(ctx context.Context, databaseURL string, opts ...Option) (*Store, error) {
 	if strings.TrimSpace(databaseURL) == "" {
 		return nil, errors.New("sqlstore: empty database URL")
+	}
+	o := options{timeout: DefaultTimeout}
+	for _, f := range opts {
+		f(&o)
 	}
 	var s *Store
 	var err error
 	if isPostgresURL(databaseURL) {
-		s, err = openPostgres(ctx, databaseURL)
+		s, err = openPostgres(ctx, databaseURL, o.timeout)
 	} else {
 		sqliteOpenMu.Lock()
 		defer sqliteOpenMu.Unlock()
@@ -126,12 +154,18 @@ func isPostgresURL(u string) bool {
 // postgresConns bounds a process's connections to PostgreSQL.
 const postgresConns = 20
 
-func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
-	db, err := sql.Open("pgx", databaseURL)
+func openPostgres(ctx context.Context, databaseURL string, timeout time.Duration) (*Store, error) {
+	cfg, err := pgx.ParseConfig(databaseURL)
 	if err != nil {
 		// pgx's parse errors may quote the URL, password included.
 		return nil, errors.New("sqlstore: PostgreSQL URL cannot be parsed")
 	}
+	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > timeout/2 {
+		cfg.ConnectTimeout = timeout / 2
+	}
+	f := newFuse()
+	cfg.DialFunc = f.dialer(timeout / 2)
+	db := stdlib.OpenDB(*cfg, stdlib.OptionShouldPing(pingFirst(timeout/2)))
 	// As many idle connections as open ones: with fewer, every request
 	// that returns a connection while more than the idle bound are free
 	// closes it, and the next busy moment opens another — a PostgreSQL
@@ -146,7 +180,7 @@ func openPostgres(ctx context.Context, databaseURL string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlstore: connect to PostgreSQL: %w", err)
 	}
-	return &Store{dialect: Postgres, w: db, r: db, now: now}, nil
+	return &Store{dialect: Postgres, w: db, r: db, now: now, timeout: timeout, pgConfig: cfg, fuse: f}, nil
 }
 
 func openSQLite(ctx context.Context, databaseURL string) (*Store, error) {
@@ -302,6 +336,9 @@ func (s *Store) Pools() map[string]*sql.DB {
 // Close releases every connection.
 func (s *Store) Close() error {
 	var err error
+	if s.watch != nil {
+		s.watch.close()
+	}
 	if s.ac != nil {
 		err = s.ac.close()
 	}
@@ -318,11 +355,11 @@ func (s *Store) Close() error {
 // Ping reports whether the database answers (for the health endpoint).
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.r.PingContext(ctx); err != nil {
-		return fmt.Errorf("sqlstore: ping: %w", err)
+		return dbErr("ping", err)
 	}
 	if s.r != s.w {
 		if err := s.w.PingContext(ctx); err != nil {
-			return fmt.Errorf("sqlstore: ping: %w", err)
+			return dbErr("ping", err)
 		}
 	}
 	return nil
@@ -394,13 +431,17 @@ func parseTime(v any) (time.Time, bool, error) {
 
 // dbErr maps driver errors to the domain's sentinels: a unique-constraint
 // violation is ErrConflict, a foreign-key violation is ErrNotFound (the row
-// referred to does not exist). what names the operation for the message.
+// referred to does not exist), a database that does not answer is
+// ErrUnavailable. what names the operation for the message.
 func dbErr(what string, err error) error {
 	if err == nil {
 		return nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("%s: %w", what, docplatform.ErrNotFound)
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%s: %w", what, unavailable(err))
 	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
@@ -454,13 +495,13 @@ func affected(what string, res sql.Result, err error) error {
 func (s *Store) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return dbErr("begin", err)
 	}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
 	}
-	return tx.Commit()
+	return dbErr("commit", tx.Commit())
 }
 
 // queryer is what reads need; both *sql.DB and *sql.Tx have it.
