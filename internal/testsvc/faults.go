@@ -42,7 +42,7 @@ type proxyMode int
 const (
 	forwarding proxyMode = iota
 	blackholed           // accept and read nothing, answer nothing
-	refusing             // no listener: connections are refused
+	refusing             // accept and reset at once, as a host with nothing on the port
 )
 
 // NewFaultProxy listens on a free loopback port and forwards each
@@ -85,6 +85,14 @@ func (p *FaultProxy) serve(ln net.Listener) {
 			return
 		}
 		p.mu.Lock()
+		if p.mode == refusing {
+			// The port stays ours (closing the listener would free it
+			// for anyone's next ephemeral port): each connection is reset.
+			p.mu.Unlock()
+			c.(*net.TCPConn).SetLinger(0)
+			c.Close()
+			continue
+		}
 		p.conns[c] = true
 		p.mu.Unlock()
 		go p.forward(c)
@@ -169,8 +177,9 @@ func (p *FaultProxy) Blackhole() {
 	p.setMode(blackholed)
 }
 
-// Refuse makes the server seem down: open connections are reset and new
-// ones refused.
+// Refuse makes the server seem down: open connections are reset, and so
+// is each new one as soon as it is accepted (what a client sees of a
+// host with nothing listening, but for the error's name).
 func (p *FaultProxy) Refuse() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -192,24 +201,7 @@ func (p *FaultProxy) setMode(m proxyMode) {
 	}
 	from := p.mode
 	p.mode = m
-	switch {
-	case m == refusing:
-		p.ln.Close()
-		p.closeAll()
-	case from == refusing:
-		var err error
-		for range 50 { // the port is ours, but a TIME_WAIT may linger
-			if p.ln, err = net.Listen("tcp", p.Addr); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			p.t.Errorf("testsvc: proxy cannot listen on %s again: %v", p.Addr, err)
-			return
-		}
-		go p.serve(p.ln)
-	case from == blackholed:
+	if m == refusing || from == blackholed {
 		p.closeAll()
 	}
 	p.gate.Broadcast()
