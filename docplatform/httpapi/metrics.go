@@ -178,9 +178,10 @@ func (m *Metrics) upload(outcome string, bytes int64) {
 	}
 }
 
-// internalError counts a 500 by the part that failed: the object store
-// (or document directory) when the error says so, else the database,
-// which is behind every other 500 of a handler.
+// internalError counts an unexpected error (a 500, or a part's outage
+// answered 503) by the part that failed: the object store (or document
+// directory) when the error says so, else the database, which is behind
+// every other such error of a handler.
 func (m *Metrics) internalError(err error) {
 	part := "database"
 	if errors.Is(err, filestore.ErrStorage) {

@@ -80,10 +80,11 @@ func TestMetrics(t *testing.T) {
 	if resp := rw.call(member, upload(rw.alpha, "big.txt", make([]byte, 65<<10))); resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Fatalf("too large: %s", resp.Status)
 	}
-	// The document directory turned into a file: the storage fails.
+	// The document directory turned into a file: the storage fails, and
+	// the answer is the storage's outage.
 	must(t, os.RemoveAll(rw.files.String()))
 	must(t, os.WriteFile(rw.files.String(), nil, 0o600))
-	if resp := rw.call(member, upload(rw.alpha, "c.txt", content)); resp.StatusCode != http.StatusInternalServerError {
+	if resp := rw.call(member, upload(rw.alpha, "c.txt", content)); resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("upload onto a broken store: %s", resp.Status)
 	}
 	for outcome, want := range map[string]float64{"stored": 1, "refused": 1, "failed": 1} {
