@@ -104,14 +104,19 @@ const IPv6LimitPrefix = 64
 // anonymous caller its client address (behind trusted proxies) as
 // securityId, counted by clientip.LimitKey; a logged-in user counts by its
 // user id.
-func clientKey(who notify.UserProfile) string {
+func clientKey(who notify.UserProfile) string { return "notify:codes:client:" + callerKey(who) }
+
+// callerKey is strategy:id of the caller, an address counted by
+// clientip.LimitKey: the part of every per-client budget's key that names
+// the client.
+func callerKey(who notify.UserProfile) string {
 	id := who.SecurityID
 	if who.AuthnStrategy == notify.AuthnIP {
 		if a, err := netip.ParseAddr(id); err == nil {
 			id = clientip.LimitKey(a, IPv6LimitPrefix)
 		}
 	}
-	return "notify:codes:client:" + string(who.AuthnStrategy) + ":" + id
+	return string(who.AuthnStrategy) + ":" + id
 }
 
 func subKey(id notify.ID) string { return "notify:codes:subscription:" + id.Hex() }

@@ -256,6 +256,17 @@ func (s *Service) Create(ctx context.Context, who notify.UserProfile, body notif
 	if err := s.beforeUpsert(ctx, who, sub, m); err != nil {
 		return nil, err
 	}
+	// what a caller who is not an administrator makes the service send
+	// to someone else is bounded (limits.go); nothing is stored yet
+	if err := s.checkNumber(who, sub); err != nil {
+		return nil, err
+	}
+	if err := s.spendCreation(ctx, who); err != nil {
+		return nil, err
+	}
+	if err := s.spendConfirmation(ctx, who, sub); err != nil {
+		return nil, err
+	}
 	// a new record has createdBy only, as the original's create writes it
 	p := who
 	sub.CreatedBy, sub.UpdatedBy = &p, nil
@@ -298,6 +309,9 @@ func (s *Service) Update(ctx context.Context, who notify.UserProfile, id string,
 		if uc != "" && uc != sub.UserChannelID {
 			sub.State = notify.StateUnconfirmed
 			sub.UserChannelID = uc
+			if err := s.checkNumber(who, sub); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if v, ok := body.Get("data"); ok && v != nil {
@@ -309,6 +323,11 @@ func (s *Service) Update(ctx context.Context, who notify.UserProfile, id string,
 	}
 	if err := s.beforeUpsert(ctx, who, sub, m); err != nil {
 		return nil, err
+	}
+	if sub.ConfirmationRequest != nil {
+		if err := s.spendConfirmation(ctx, who, sub); err != nil {
+			return nil, err
+		}
 	}
 	p := who
 	sub.UpdatedBy = &p

@@ -6,7 +6,9 @@
 // address, verifying it, unsubscribing (with additionalServices and the
 // acknowledgement message), undoing an unsubscription and the Swift SMS
 // keyword webhook. Wrong codes are limited per caller and per subscription
-// (AttemptLimits).
+// (AttemptLimits), and so is what a caller who is not an administrator
+// makes the service send to others: subscriptions per client,
+// confirmation requests per address, SMS numbers by pattern (limits.go).
 //
 // The HTTP layer (notify/httpapi) parses requests and writes answers; this
 // package decides and stores. Messages go out through notify/channel, mail
@@ -48,6 +50,9 @@ type Service struct {
 	ch       *channel.Sender
 	filters  *jmesfilter.Engine
 	attempts *attempts
+	// counters keep the budgets of what callers make the service send
+	// (see creationLimits): the store attempts use.
+	counters ratelimit.Store
 	// memory is the in-process counter store made when Options.Attempts
 	// is nil; Close stops its sweeper.
 	memory *ratelimit.Memory
@@ -66,6 +71,7 @@ func New(o Options) *Service {
 		store = s.memory
 	}
 	s.attempts = newAttempts(store, o.AttemptLimits, s.log)
+	s.counters = store
 	return s
 }
 
