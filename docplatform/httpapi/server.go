@@ -134,6 +134,9 @@ type Server struct {
 	postLogout     string
 	refreshes      refreshOnce
 	metrics        *Metrics
+	// forwarded spaces out the warning about forwarding headers from a
+	// peer that is not in TRUSTED_PROXIES (warnForwarding).
+	forwarded ratelimit.Sometimes
 }
 
 // DefaultMaxHeaderBytes is Options.MaxHeaderBytes when unset.
@@ -206,6 +209,7 @@ func New(o Options) (*Server, error) {
 	if s.postLogout == "" {
 		s.postLogout = o.FrontendURL
 	}
+	s.forwarded.Interval = time.Hour
 	s.uses = newUseRecorder(o.Store, o.Logger, o.LastUseFlush)
 	s.mux = http.NewServeMux()
 	// The fallback routes ("/" and "OPTIONS /") go last only for reading;
@@ -406,6 +410,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	securityHeaders(w.Header())
 	s.cors(w.Header(), r)
+	if peer, ok := s.o.ClientIP.UntrustedForwarding(r); ok {
+		s.warnForwarding(peer)
+	}
 	st := &reqState{Context: r.Context(), ip: s.o.ClientIP.ClientIP(r)}
 	st.limitKey = st.ip
 	// An IPv4 address's key is its text, which ParseAddr only accepts in
@@ -599,4 +606,16 @@ func queryValue(r *http.Request, name string) string {
 		return ""
 	}
 	return r.URL.Query().Get(name)
+}
+
+// warnForwarding says, at most once an hour, that forwarding headers
+// arrive from a peer that is not in TRUSTED_PROXIES: a proxy in front of
+// the platform that is missing from the list makes every client one
+// address, with one budget of requests, log-ins and API-key failures for
+// all; a client writing the headers itself is worth knowing about too.
+func (s *Server) warnForwarding(peer string) {
+	s.forwarded.Do(func(skipped int) {
+		s.o.Logger.Warn("forwarding headers (X-Forwarded-For, Forwarded) arrive from an address that is not in TRUSTED_PROXIES, and are ignored: if it is a proxy in front of the platform, add it, or every client shares its address and its rate limits",
+			slog.String("peer", peer), slog.String("setting", "TRUSTED_PROXIES"), slog.Int("more", skipped))
+	})
 }

@@ -195,3 +195,24 @@ func LimitKey(addr netip.Addr, v6PrefixBits int) string {
 	p, _ := addr.Prefix(bits) // cannot fail: an IPv6 address, bits in 0..128
 	return p.String()
 }
+
+// UntrustedForwarding reports whether req carries a forwarding header
+// (X-Forwarded-For or Forwarded) that the Resolver ignores because the
+// socket peer is not a trusted proxy, and names that peer. It means one of
+// two things, both worth a warning: a proxy in front of the service that
+// is missing from the trusted list (every client then shares the proxy's
+// address and its budgets, and an admin address may be the proxy's), or a
+// client writing the header itself. It costs two header lookups when
+// there is no such header, and allocates nothing unless it reports one.
+func (r *Resolver) UntrustedForwarding(req *http.Request) (peer string, ok bool) {
+	if _, xff := req.Header["X-Forwarded-For"]; !xff {
+		if _, fwd := req.Header["Forwarded"]; !fwd {
+			return "", false
+		}
+	}
+	a, parsed := parseHostPort(req.RemoteAddr)
+	if !parsed || r.Trusts(a) {
+		return "", false
+	}
+	return a.String(), true
+}

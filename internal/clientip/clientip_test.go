@@ -276,3 +276,39 @@ func TestClientIPOfAnIPv4PeerAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations per call", n)
 	}
 }
+
+func TestUntrustedForwarding(t *testing.T) {
+	r, err := clientip.New([]string{"10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name   string
+		remote string
+		header string
+		want   bool
+	}{
+		{"no forwarding header", "192.0.2.1:5000", "", false},
+		{"X-Forwarded-For from a trusted proxy", "10.1.2.3:5000", "X-Forwarded-For", false},
+		{"X-Forwarded-For from anyone else", "192.0.2.1:5000", "X-Forwarded-For", true},
+		{"Forwarded from anyone else", "[2001:db8::1]:5000", "Forwarded", true},
+		{"an unparsable peer says nothing", "pipe", "X-Forwarded-For", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest("GET", "/", nil)
+			req.RemoteAddr = c.remote
+			if c.header != "" {
+				req.Header.Set(c.header, "for=198.51.100.1")
+			}
+			if _, got := r.UntrustedForwarding(req); got != c.want {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+	req := httptest.NewRequest("GET", "/", nil)
+	req.RemoteAddr = "192.0.2.1:5000"
+	if n := testing.AllocsPerRun(100, func() { r.UntrustedForwarding(req) }); n != 0 {
+		t.Errorf("a request without forwarding headers costs %v allocations", n)
+	}
+}

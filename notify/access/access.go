@@ -352,3 +352,10 @@ func Scheme(r *http.Request) string {
 func IsAdmin(p notify.UserProfile) bool {
 	return p.Role == notify.RoleSuperAdmin || p.Role == notify.RoleAdmin
 }
+
+// UntrustedForwarding reports a forwarding header from a peer that is
+// not in trustedReverseProxyIps, naming the peer (see
+// clientip.Resolver.UntrustedForwarding).
+func (id *Identifier) UntrustedForwarding(r *http.Request) (string, bool) {
+	return id.resolver.UntrustedForwarding(r)
+}

@@ -100,6 +100,11 @@ func CheckMain(ctx context.Context, args []string, env map[string]string, stdout
 	for _, w := range cfg.Warnings {
 		conf.Warnings = append(conf.Warnings, w.String())
 	}
+	security, err := CheckAuthority(cfg, env["NODE_ENV"])
+	if err != nil {
+		return fail(err)
+	}
+	conf.Warnings = append(conf.Warnings, security...)
 	ok := preflight.Print(stdout, append([]preflight.Result{conf}, preflight.Run(ctx, Parts(cfg, loc.dataDir))...))
 	if !ok {
 		return 1

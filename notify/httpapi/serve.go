@@ -76,6 +76,13 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err := CheckProduction(cfg, o.Env["NODE_ENV"]); err != nil {
 		return err
 	}
+	warnings, err := CheckAuthority(cfg, o.Env["NODE_ENV"])
+	if err != nil {
+		return err
+	}
+	for _, w := range warnings {
+		logger.Warn("start", "problem", w)
+	}
 	preflight.Log(logger, Parts(cfg, o.DataDir))
 	tlsCfg, err := TLSConfig(cfg.TLS)
 	if err != nil {

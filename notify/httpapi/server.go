@@ -108,8 +108,9 @@ type Server struct {
 	// stats keeps the console's costly counts between polls
 	stats statsCache
 	// foreignHost spaces out the warning about links for a Host that is
-	// not the service's (a caller can send any).
-	foreignHost ratelimit.Sometimes
+	// not the service's (a caller can send any); forwarded the warning
+	// about forwarding headers from a peer that is not a trusted proxy.
+	foreignHost, forwarded ratelimit.Sometimes
 
 	mux     *http.ServeMux
 	routes  []route
@@ -146,6 +147,7 @@ func New(o Options) *Server {
 		s.metrics = newMetrics()
 	}
 	s.foreignHost.Interval = 10 * time.Minute
+	s.forwarded.Interval = time.Hour
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -165,7 +167,7 @@ func New(o Options) *Server {
 	s.registerDocs()
 	s.registerMetrics()
 	s.mountConsole()
-	s.handler = s.recoverPanics(s.logRequests(s.limitBody(s.ident.Middleware(s.mux))))
+	s.handler = s.recoverPanics(s.logRequests(s.warnForwarding(s.limitBody(s.ident.Middleware(s.mux)))))
 	return s
 }
 
@@ -292,5 +294,23 @@ func (s *Server) AdminsOnly(h http.Handler) http.Handler {
 			return
 		}
 		h.ServeHTTP(w, r)
+	})
+}
+
+// warnForwarding says, at most once an hour, that forwarding headers
+// arrive from a peer that is not in trustedReverseProxyIps: a proxy in
+// front of the service that is missing from the list makes every client
+// one address — one budget of wrong codes and log-ins for everyone, and
+// super admin for everyone when that address is an admin address — and a
+// client writing the headers itself is worth knowing about too.
+func (s *Server) warnForwarding(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if peer, ok := s.ident.UntrustedForwarding(r); ok {
+			s.forwarded.Do(func(skipped int) {
+				s.log.Warn("forwarding headers (X-Forwarded-For, Forwarded) arrive from an address that is not in trustedReverseProxyIps, and are ignored: if it is a proxy in front of this service, add it, or every client shares its address (and its rights, when it is an admin address)",
+					"peer", peer, "setting", "trustedReverseProxyIps", "more", skipped)
+			})
+		}
+		next.ServeHTTP(w, r)
 	})
 }
