@@ -157,7 +157,8 @@ func (s *Service) CheckRssConfigUpdates(ctx context.Context) error {
 //     kept, so every item in the feed is notified, as in the original.
 //   - It keeps the feed's items, stamped _notifyBCLastPoll, plus the
 //     items that left the feed fewer than OutdatedItemRetentionGenerations
-//     polls ago, and sets lastPoll.
+//     polls ago, and sets lastPoll. Of each item it keeps only what the
+//     next poll compares (keptFields), where the original keeps it whole.
 //   - For each new or updated item and each channel of the message
 //     templates, it creates and dispatches an asynchronous broadcast
 //     {serviceName, channel, isBroadcast: true, message: template, data:
@@ -190,7 +191,7 @@ func (s *Service) PollFeed(ctx context.Context, c *notify.Configuration) (int, e
 		items[i].Set("_notifyBCLastPoll", ts)
 	}
 	fresh := changedItems(rc, items, rec.Items)
-	kept := append(items, retainedItems(rc, items, rec.Items, rec.LastPoll, ts)...)
+	kept := append(keptFields(rc, items), retainedItems(rc, items, rec.Items, rec.LastPoll, ts)...)
 	stored := make([]any, len(kept))
 	for i, it := range kept {
 		stored[i] = it
@@ -260,6 +261,24 @@ func (s *Service) notifyItem(ctx context.Context, rc *RssConfig, channel string,
 		return fmt.Errorf("rss %s: notification %s: %w", rc.ServiceName, n.ID.Hex(), err)
 	}
 	return nil
+}
+
+// keptFields are items as the rss record keeps them: the fields the next
+// poll compares (ItemKeyField, FieldsToCheckForUpdate) and
+// _notifyBCLastPoll. The original keeps whole items, so a feed at the byte
+// cap made a record of 10 MB, read and written again at every poll.
+func keptFields(rc *RssConfig, items []notify.Fields) []notify.Fields {
+	out := make([]notify.Fields, len(items))
+	for i, it := range items {
+		k := notify.Fields{}
+		for _, name := range append([]string{rc.ItemKeyField, "_notifyBCLastPoll"}, rc.FieldsToCheckForUpdate...) {
+			if v, ok := it.Get(name); ok && !k.Has(name) {
+				k = append(k, notify.Field{Key: name, Value: v})
+			}
+		}
+		out[i] = k
+	}
+	return out
 }
 
 // changedItems are the feed's items that no kept item matches (lodash's

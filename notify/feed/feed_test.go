@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -351,8 +352,19 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add([]byte(`<rss><channel><item><content type="xhtml"><p a="&quot;">""</p></content></item><item/></channel></rss>`))
+	f.Add([]byte(`<?xml version="1.0" encoding="utf-16"?><feed xmlns="http://www.w3.org/2005/Atom"><entry><a b="" c=""/></entry></feed>`))
 	f.Fuzz(func(t *testing.T, b []byte) {
+		// Memory is bounded whatever the input: what one parse allocates
+		// is a small multiple of what it reads, plus the fixed cost of at
+		// most MaxItems items (about 2 KB each).
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		items, err := feed.Parse(bytes.NewReader(b))
+		runtime.ReadMemStats(&after)
+		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > uint64(200*len(b))+4<<20 {
+			t.Fatalf("parsing %d bytes allocated %d", len(b), alloc)
+		}
 		if err != nil {
 			return
 		}

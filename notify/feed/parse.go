@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -14,14 +15,69 @@ import (
 	"github.com/govkit/govkit/notify"
 )
 
-// Bounds of Parse.
+// Bounds of Parse. A feed's bytes are bounded by Fetch, but what parsing
+// keeps is not proportional to them: each element costs a few hundred bytes
+// of bookkeeping, so a 10 MiB feed of empty elements once grew the process
+// by 480 MB, and entity-free text inside XHTML content is written back
+// escaped, up to five times as long. So Parse also counts what it keeps.
 const (
 	MaxDepth = 64
 	MaxItems = 1000
+	// MaxNodes bounds the elements and attributes read from one document
+	// (a feed of 1000 items has some 20,000 to 50,000).
+	MaxNodes = 100_000
+	// MaxKeptBytes bounds the bytes of element and attribute names,
+	// attribute values and text kept from one document.
+	MaxKeptBytes = 12 << 20
+	// MaxTokenBytes bounds one tag (with its attributes) or one run of
+	// text as read: the XML decoder builds a whole tag before Parse sees
+	// it, at some 40 bytes per byte of attributes.
+	MaxTokenBytes = 1 << 20
 )
 
 // ErrNotAFeed is a document whose root is not rss, rdf:RDF or an Atom feed.
 var ErrNotAFeed = errors.New("feed: not a feed")
+
+// ErrTooComplex is a document over MaxNodes, MaxKeptBytes or MaxTokenBytes:
+// nothing of it is used.
+var ErrTooComplex = errors.New("feed: too complex")
+
+// tokenReader is the decoder's input: a read fails once the token being
+// read has taken more than MaxTokenBytes.
+type tokenReader struct {
+	r          *bufio.Reader
+	read, stop int64
+}
+
+var errTokenTooLarge = fmt.Errorf("%w: a tag or text of more than %d bytes", ErrTooComplex, MaxTokenBytes)
+
+// next starts a token.
+func (t *tokenReader) next() { t.stop = t.read + MaxTokenBytes }
+
+func (t *tokenReader) ReadByte() (byte, error) {
+	if t.read >= t.stop {
+		return 0, errTokenTooLarge
+	}
+	b, err := t.r.ReadByte()
+	if err == nil {
+		t.read++
+	}
+	return b, err
+}
+
+// Read serves a character set decoder, which reads ahead: a token's bound
+// then holds within its buffer.
+func (t *tokenReader) Read(p []byte) (int, error) {
+	if t.read >= t.stop {
+		return 0, errTokenTooLarge
+	}
+	if left := t.stop - t.read; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := t.r.Read(p)
+	t.read += int64(n)
+	return n, err
+}
 
 // Canonical prefixes of well-known namespaces, as feedparser names them.
 var namespaces = map[string]string{
@@ -136,6 +192,8 @@ type parser struct {
 	prefixes map[string]string // namespace URI → prefix declared in the document
 	stack    []*node
 	items    []notify.Fields
+	// nodes and kept count toward MaxNodes and MaxKeptBytes.
+	nodes, kept int
 	// author is the feed's own author, for items without one; it is read
 	// from the channel as it stands at the first item, as the original.
 	author    any
@@ -145,16 +203,27 @@ type parser struct {
 // Parse reads a feed document (RSS, RDF or Atom, in any encoding its XML
 // declaration names) and returns its items. A document whose root is not a
 // feed is ErrNotAFeed.
+//
+// Parse reads at most MaxItems items and keeps at most MaxNodes elements
+// and attributes and MaxKeptBytes of names and text, reading no tag or text
+// longer than MaxTokenBytes; a document over a bound is ErrTooComplex.
+// What it allocates is then a small multiple of what it reads, whatever
+// the document (see BenchmarkParse).
 func Parse(r io.Reader) ([]notify.Fields, error) {
-	dec := xml.NewDecoder(r)
+	in := &tokenReader{r: bufio.NewReader(r)}
+	dec := xml.NewDecoder(in)
 	dec.Strict = false
 	dec.Entity = xml.HTMLEntity
 	dec.CharsetReader = charset.NewReaderLabel
 	p := &parser{prefixes: map[string]string{}}
 	for len(p.items) < MaxItems {
+		in.next()
 		tok, err := dec.Token()
 		if err == io.EOF {
 			break
+		}
+		if errors.Is(err, ErrTooComplex) {
+			return nil, err
 		}
 		if err != nil {
 			if p.typ != "" && len(p.stack) == 0 {
@@ -172,10 +241,14 @@ func Parse(r io.Reader) ([]notify.Fields, error) {
 		case xml.CharData:
 			if len(p.stack) > 0 {
 				top := p.stack[len(p.stack)-1]
+				before := top.text.Len()
 				if top.xhtml > 0 {
 					_ = xml.EscapeText(&top.text, t)
 				} else {
 					top.text.Write(t)
+				}
+				if err := p.keep(0, top.text.Len()-before); err != nil {
+					return nil, err
 				}
 			}
 		}
@@ -186,7 +259,28 @@ func Parse(r io.Reader) ([]notify.Fields, error) {
 	return p.items, nil
 }
 
+// keep counts nodes and bytes kept against MaxNodes and MaxKeptBytes.
+func (p *parser) keep(nodes, bytes int) error {
+	p.nodes += nodes
+	p.kept += bytes
+	switch {
+	case p.nodes > MaxNodes:
+		return fmt.Errorf("%w: more than %d elements and attributes", ErrTooComplex, MaxNodes)
+	case p.kept > MaxKeptBytes:
+		return fmt.Errorf("%w: more than %d bytes of names and text", ErrTooComplex, MaxKeptBytes)
+	}
+	return nil
+}
+
 func (p *parser) start(t xml.StartElement) error {
+	size := len(t.Name.Local)
+	for _, a := range t.Attr {
+		size += len(a.Name.Local) + len(a.Value)
+	}
+	// Names are kept up to twice (as read, and lower case with a prefix).
+	if err := p.keep(1+len(t.Attr), 2*size); err != nil {
+		return err
+	}
 	for _, a := range t.Attr {
 		switch {
 		case a.Name.Space == "xmlns":
