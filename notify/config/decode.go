@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/govkit/govkit/notify/outbound"
 )
 
 // reader reads typed values out of a tree, collecting a problem for every
@@ -397,6 +399,14 @@ func (l *loader) decode(c *Config) {
 			JWTVerifyOptions: r.object("oidc.jwtVerifyOptions"),
 		}
 	}
+
+	c.OutboundRequests.Allow = r.strings("outboundRequests.allow")
+	for i, e := range c.OutboundRequests.Allow {
+		if _, _, err := outbound.ParseAllow([]string{e}); err != nil {
+			r.bad("outboundRequests.allow."+strconv.Itoa(i), "must be a network in CIDR form, an IP address or a host name")
+		}
+	}
+	c.OutboundRequests.AllowPrivateNetworks = r.boolDefault("outboundRequests.allowPrivateNetworks", true)
 
 	c.TLS.Enabled = r.boolean("tls.enabled")
 	c.TLS.ClientCertificateEnabled = r.boolean("tls.clientCertificateEnabled")

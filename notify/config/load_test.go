@@ -1126,3 +1126,22 @@ func TestRedactedHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestOutboundRequests(t *testing.T) {
+	c, err := config.New(map[string]any{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.OutboundRequests.Allow) != 0 || !c.OutboundRequests.AllowPrivateNetworks {
+		t.Fatalf("defaults %+v", c.OutboundRequests)
+	}
+	c, err = config.New(map[string]any{"outboundRequests": map[string]any{"allow": []any{"10.0.0.0/8", "feeds.internal"}, "allowPrivateNetworks": false}})
+	if err != nil || len(c.OutboundRequests.Allow) != 2 || c.OutboundRequests.AllowPrivateNetworks {
+		t.Fatalf("%+v %v", c.OutboundRequests, err)
+	}
+	_, err = config.New(map[string]any{"outboundRequests": map[string]any{"allow": []any{"localhost", "http://x/"}, "allowPrivateNetworks": "no"}})
+	ps := problems(t, err)
+	if len(ps) != 2 || ps[0].Path != "outboundRequests.allow.1" || ps[1].Path != "outboundRequests.allowPrivateNetworks" {
+		t.Fatalf("problems = %v", ps)
+	}
+}

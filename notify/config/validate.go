@@ -107,6 +107,8 @@ var schema = map[string]any{
 		"enabled": open{}, "clientCertificateEnabled": open{}, "key": open{}, "cert": open{}, "ca": open{},
 	},
 	"queue": map[string]any{"connection": open{}},
+	// ours
+	"outboundRequests": map[string]any{"allow": open{}, "allowPrivateNetworks": open{}},
 	"oidc": map[string]any{
 		"discoveryUrl": open{}, "clientId": open{}, "isAdmin": open{}, "isAuthorizedUser": open{}, "jwtVerifyOptions": open{},
 	},

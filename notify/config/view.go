@@ -31,6 +31,9 @@ type Config struct {
 	Queue        Queue
 	OIDC         *OIDC // nil when the oidc key is absent
 	TLS          TLS
+	// OutboundRequests is ours: what requests to configured URLs may
+	// reach (see notify/outbound).
+	OutboundRequests OutboundRequests
 
 	// Guard holds the keys of ours that close attacks NotifyBC leaves
 	// open (allowedHosts, loginTokenTtlHours, subscription.creationLimit,
@@ -229,6 +232,18 @@ type OIDC struct {
 	IsAdmin          Func // nil when absent
 	IsAuthorizedUser Func // nil when absent: every authenticated user is authorized
 	JWTVerifyOptions map[string]any
+}
+
+// OutboundRequests is config key outboundRequests (ours, not NotifyBC's):
+// the policy of the checked client that fetches RSS feeds and posts
+// callbacks (notify/outbound).
+type OutboundRequests struct {
+	// Allow admits networks (CIDR), addresses and host names that the
+	// rules would refuse (outboundRequests.allow; default none).
+	Allow []string
+	// AllowPrivateNetworks admits the private ranges
+	// (outboundRequests.allowPrivateNetworks; default true).
+	AllowPrivateNetworks bool
 }
 
 // TLS is config key tls, filled from server/certs/{key,cert,ca}.pem as the

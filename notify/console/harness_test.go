@@ -96,6 +96,7 @@ func newWorld(t *testing.T, o worldOptions) *world {
 		}
 		t.Cleanup(func() { w.idp.Close() })
 		tree["oidc"] = map[string]any{"discoveryUrl": w.idp.Issuer() + "/.well-known/openid-configuration", "clientId": "notify-console"}
+		tree["outboundRequests"] = map[string]any{"allow": []any{"127.0.0.1"}} // the provider is on loopback
 	}
 	cfg, err := config.New(tree)
 	if err != nil {

@@ -21,8 +21,10 @@ import (
 	"github.com/govkit/govkit/notify/dispatch"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/embeddedmongo"
+	"github.com/govkit/govkit/notify/feed"
 	"github.com/govkit/govkit/notify/mailcatcher"
 	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/outbound"
 	"github.com/govkit/govkit/notify/queue"
 )
 
@@ -136,7 +138,14 @@ func newFixture(t *testing.T, overrides map[string]any, opts ...fixtureOption) *
 	}
 	f.d.StartWorkers()
 	t.Cleanup(func() { _ = f.d.Close(context.Background()) })
+	// Feeds are served on loopback, which the fetcher refuses unless
+	// admitted.
+	loopback, err := outbound.New(outbound.Policy{Allow: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	o := cron.Options{
+		Feeds:      feed.NewFetcher(feed.Options{Client: loopback.Client(0)}),
 		Config:     f.cfg,
 		Store:      f.store,
 		Dispatcher: f.d,

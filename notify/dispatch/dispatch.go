@@ -14,6 +14,7 @@ import (
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mailmerge"
+	"github.com/govkit/govkit/notify/outbound"
 	"github.com/govkit/govkit/notify/queue"
 	"github.com/govkit/govkit/notify/sms"
 )
@@ -118,7 +119,10 @@ type Options struct {
 	// JobBackoff is the first wait before a failed job runs again
 	// (default 1 s, doubling up to a minute).
 	JobBackoff time.Duration
-	// HTTPClient posts the async callback (default: 30 s timeout).
+	// HTTPClient posts the async callback (default: notify/outbound's
+	// client with its default policy and a 30 s timeout; the service
+	// passes one built from outboundRequests). A callback URL is a
+	// caller's, so the client must be one that checks where it dials.
 	HTTPClient *http.Client
 	Logger     *slog.Logger
 	// Now is the clock (default notify.Now).
@@ -177,7 +181,8 @@ func New(o Options) (*Dispatcher, error) {
 		o.RetryDelay = 200 * time.Millisecond
 	}
 	if o.HTTPClient == nil {
-		o.HTTPClient = &http.Client{Timeout: 30 * time.Second}
+		t, _ := outbound.New(outbound.Policy{AllowPrivateNetworks: true}) // no entries to misread
+		o.HTTPClient = t.Client(30 * time.Second)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -19,6 +19,7 @@ import (
 	"github.com/govkit/govkit/notify/dispatch"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/outbound"
 	"github.com/govkit/govkit/notify/sms/twilio"
 )
 
@@ -511,7 +512,13 @@ func TestAsyncBroadcastPostsFinalNotificationToCallback(t *testing.T) {
 		}
 	}))
 	defer cb.Close()
-	f := newFixture(t)
+	// The receiver is on loopback, which the callback client refuses
+	// unless admitted.
+	loopback, err := outbound.New(outbound.Policy{Allow: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t, func(o *dispatch.Options) { o.HTTPClient = loopback.Client(30 * time.Second) })
 	sub := f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "a@foo.com"})
 	f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: "bar2@invalid"})
 	got := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"),

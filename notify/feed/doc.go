@@ -28,10 +28,17 @@
 //
 // A feed is fetched from a server that the configuration names but nobody
 // here controls, so Fetch bounds everything it accepts: only http and
-// https, at most MaxRedirects redirects (each checked the same way), a
-// whole-request timeout, and a body of at most MaxBytes after
-// decompression. encoding/xml expands only the predefined and HTML
-// entities, never ones a document declares, so neither external entities
-// nor entity expansion ("billion laughs") can happen; elements nest at
-// most MaxDepth deep and at most MaxItems items are read from one feed.
+// https, at most MaxRedirects redirects (each checked the same way), the
+// addresses notify/outbound's client admits at every hop (never the
+// service's own loopback address), a whole-request timeout, and a body of
+// at most MaxBytes after decompression. encoding/xml expands only the
+// predefined and HTML entities, never ones a document declares, so neither
+// external entities nor entity expansion ("billion laughs") can happen;
+// elements nest at most MaxDepth deep and at most MaxItems items are read
+// from one feed. Since what parsing keeps is not proportional to the bytes
+// read (empty elements and attributes cost far more to keep than to send),
+// Parse also bounds the elements and attributes it reads (MaxNodes), the
+// names and text it keeps (MaxKeptBytes) and each tag and run of text
+// (MaxTokenBytes): a feed over a bound is ErrTooComplex, which the cron
+// logs, and nothing of it is used.
 package feed

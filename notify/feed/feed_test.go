@@ -15,6 +15,7 @@ import (
 
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/feed"
+	"github.com/govkit/govkit/notify/outbound"
 )
 
 func parseFile(t *testing.T, name string) []notify.Fields {
@@ -316,7 +317,11 @@ func TestFetch(t *testing.T) {
 		<-r.Context().Done()
 	})
 	srv := serve(t, mux.ServeHTTP)
-	f := feed.NewFetcher(feed.Options{MaxBytes: 1 << 20, Timeout: 2 * time.Second, MaxRedirects: 3})
+	loopback, err := outbound.New(outbound.Policy{Allow: []string{"127.0.0.1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := feed.NewFetcher(feed.Options{Client: loopback.Client(0), MaxBytes: 1 << 20, Timeout: 2 * time.Second, MaxRedirects: 3})
 	ctx := context.Background()
 
 	for _, path := range []string{"/feed", "/gz", "/moved"} {

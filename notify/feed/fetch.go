@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/outbound"
 )
 
 // Limits of Fetch when Options leave them zero.
@@ -21,9 +22,11 @@ const (
 
 // Options configure a Fetcher.
 type Options struct {
-	// Client sends the requests; its CheckRedirect is replaced by one that
-	// bounds redirects and keeps them on http and https. Nil: a client
-	// with the default transport.
+	// Client sends the requests; a CheckRedirect that bounds redirects and
+	// keeps them on http and https runs before its own. Nil: a client of
+	// notify/outbound with its default policy (loopback, link-local and
+	// the like refused at every hop, private networks allowed); the
+	// service passes one built from outboundRequests.
 	Client       *http.Client
 	MaxBytes     int64         // largest body read (after decompression)
 	Timeout      time.Duration // whole request, body included
@@ -57,13 +60,23 @@ func NewFetcher(o Options) *Fetcher {
 	c := &http.Client{}
 	if o.Client != nil {
 		*c = *o.Client
+	} else {
+		t, _ := outbound.New(outbound.Policy{AllowPrivateNetworks: true}) // no entries to misread
+		c = t.Client(0)
 	}
 	max := o.MaxRedirects
+	own := c.CheckRedirect
 	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if len(via) > max {
 			return fmt.Errorf("feed: more than %d redirects", max)
 		}
-		return CheckURL(req.URL)
+		if err := CheckURL(req.URL); err != nil {
+			return err
+		}
+		if own != nil {
+			return own(req, via)
+		}
+		return nil
 	}
 	return &Fetcher{client: c, maxBytes: o.MaxBytes, timeout: o.Timeout}
 }

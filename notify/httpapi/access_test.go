@@ -178,7 +178,7 @@ func TestAccessOIDC(t *testing.T) {
 	e := apitest.Start(t, apitest.Options{Config: []map[string]any{{"oidc": map[string]any{
 		"discoveryUrl": p.url + "/.well-known/openid-configuration", "isAdmin": isAdmin, "isAuthorizedUser": isAuthorized,
 		"jwtVerifyOptions": map[string]any{"audience": "notify"},
-	}}}})
+	}, "outboundRequests": map[string]any{"allow": []any{"127.0.0.1"}}}}}) // the provider is on loopback
 	exp := time.Now().Add(time.Hour).Unix()
 	cases := []struct {
 		name   string

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -24,7 +25,9 @@ import (
 	"github.com/govkit/govkit/notify/embeddedmongo"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mongostore"
+	"github.com/govkit/govkit/notify/outbound"
 	"github.com/govkit/govkit/notify/queue"
+	"github.com/govkit/govkit/notify/sms"
 	"github.com/govkit/govkit/notify/subscription"
 )
 
@@ -68,6 +71,10 @@ type AppOptions struct {
 	// the queue's Redis, shared by every node (in this process's memory on
 	// the embedded queue, where there is one node).
 	Attempts ratelimit.Store
+	// Outbound sends every request to a URL someone configured (feeds,
+	// callbacks, SMS providers, the OIDC provider); nil builds one from
+	// config outboundRequests (see notify/outbound).
+	Outbound *outbound.Transport
 	// Embedded is the embedded store StoreURI points at when the caller
 	// started it (tests share one): the app reads its files for the
 	// lookups FerretDB would answer by scanning, as it does with an
@@ -96,6 +103,7 @@ type App struct {
 
 	embedded   *embeddedmongo.Server
 	lookup     *embeddedmongo.Lookup
+	outbound   *outbound.Transport
 	ownChannel bool
 	cron       *cron.Service
 	// attempts is the in-process counter store made when
@@ -128,9 +136,20 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	if err := app.openQueue(ctx, cfg, log); err != nil {
 		return nil, err
 	}
+	app.outbound = o.Outbound
+	if app.outbound == nil {
+		if app.outbound, err = outbound.New(outbound.Policy{
+			Allow: cfg.OutboundRequests.Allow, AllowPrivateNetworks: cfg.OutboundRequests.AllowPrivateNetworks,
+		}); err != nil {
+			return nil, err
+		}
+	}
 	app.Channel = o.Channel
 	if app.Channel == nil {
 		co := o.ChannelOptions
+		if co.HTTPClient == nil {
+			co.HTTPClient = app.outbound.Client(sms.DefaultTimeout)
+		}
 		if co.TestMail == nil {
 			co.TestMail = testMailStore{app.Store}
 		}
@@ -179,6 +198,9 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	do.Email, do.SMS = app.Channel.Email, app.Channel.SMS
 	do.Filters = filters
 	do.Logger = log
+	if do.HTTPClient == nil {
+		do.HTTPClient = app.outbound.Client(30 * time.Second)
+	}
 	if app.Dispatcher, err = dispatch.New(do); err != nil {
 		return nil, err
 	}
@@ -193,7 +215,7 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		SiteMinderReverseProxyIPs: cfg.SiteMinderReverseProxyIPs,
 		TrustedReverseProxyIPs:    cfg.TrustedReverseProxyIPs,
 		Tokens:                    app.Store.AccessTokens(),
-		OIDC:                      oidcFromConfig(cfg),
+		OIDC:                      oidcFromConfig(cfg, app.outbound.Client(10*time.Second)),
 		Hosts:                     access.NewHosts(cfg.HTTPHost, cfg.Host, cfg.Guard.AllowedHosts),
 		Logger:                    log,
 	})
@@ -324,6 +346,9 @@ func (a *App) Close(ctx context.Context) error {
 	if a.attempts != nil {
 		errs = append(errs, a.attempts.Close())
 	}
+	if a.outbound != nil {
+		a.outbound.CloseIdleConnections()
+	}
 	if a.Queue != nil {
 		errs = append(errs, a.Queue.Close())
 	}
@@ -404,11 +429,11 @@ func (a *App) resumeBroadcasts(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-func oidcFromConfig(cfg *config.Config) *access.OIDC {
+func oidcFromConfig(cfg *config.Config, client *http.Client) *access.OIDC {
 	if cfg.OIDC == nil || cfg.OIDC.DiscoveryURL == "" {
 		return nil
 	}
-	o := access.OIDCOptions{DiscoveryURL: cfg.OIDC.DiscoveryURL, VerifyOptions: cfg.OIDC.JWTVerifyOptions}
+	o := access.OIDCOptions{DiscoveryURL: cfg.OIDC.DiscoveryURL, VerifyOptions: cfg.OIDC.JWTVerifyOptions, Client: client}
 	wrap := func(f config.Func) func(map[string]any) (bool, error) {
 		if f == nil {
 			return nil

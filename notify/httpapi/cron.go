@@ -45,6 +45,7 @@ func (a *App) startCron(cfg *config.Config, o CronOptions, log *slog.Logger) err
 	svc, err := cron.New(cron.Options{
 		Config: cfg, Store: a.Store, Dispatcher: d,
 		Clock: o.Clock, Locker: locker, Logger: log, OnRun: o.OnRun,
+		Feeds: feed.NewFetcher(feed.Options{Client: a.outbound.Client(0)}),
 	})
 	if err != nil {
 		return err

@@ -25,6 +25,11 @@ const (
 	DevSMTPPort = "1025"
 )
 
+// DevOutboundAllow is outboundRequests.allow of `govkit dev`: loopback, so
+// that feeds and callbacks served on the developer's machine can be tried
+// (production refuses loopback unless an operator allows it).
+var DevOutboundAllow = []any{"127.0.0.0/8", "::1", "localhost"}
+
 // DevRSABits is the size of the RSA key pair govkit dev makes at the first
 // start of a data directory: smaller than production's 4096 bits so that the
 // first start is quick.
@@ -194,7 +199,11 @@ func StartDev(ctx context.Context, o DevOptions, w io.Writer) (_ *Dev, err error
 	cleanup = append(cleanup, func() { _ = stopMail(ctx) })
 	host, port, _ := net.SplitHostPort(smtpAddr)
 	p, _ := strconv.Atoi(port)
-	tree := map[string]any{"host": o.Host, "queue": map[string]any{"connection": nil}, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}}}
+	tree := map[string]any{"host": o.Host, "queue": map[string]any{"connection": nil}, "email": map[string]any{"inboundSmtpServer": map[string]any{"domain": DevInboundDomain}},
+		// Development feeds, callbacks and the provider run on this
+		// machine: loopback is admitted on purpose. The service's own
+		// requests still arrive as an anonymous caller's (is_anonymous).
+		"outboundRequests": map[string]any{"allow": DevOutboundAllow}}
 	if o.OIDC != nil {
 		tree["oidc"] = o.OIDC.config()
 	}

@@ -790,7 +790,8 @@ func TestNotificationAsyncBroadcast(t *testing.T) {
 		calls <- c
 	}))
 	defer cb.Close()
-	e := apitest.Start(t, apitest.Options{Config: []map[string]any{{"notification": map[string]any{"broadcastSubscriberChunkSize": 1.0}}}})
+	e := apitest.Start(t, apitest.Options{Config: []map[string]any{{"notification": map[string]any{"broadcastSubscriberChunkSize": 1.0},
+		"outboundRequests": map[string]any{"allow": []any{"127.0.0.1"}}}}}) // the receiver is on loopback
 	okID := addSub(t, e, notify.Subscription{ServiceName: "myService", UserChannelID: "bar1@foo.com"})
 	badID := addSub(t, e, notify.Subscription{ServiceName: "myService", UserChannelID: "bar2 invalid"})
 

@@ -274,6 +274,7 @@ func TestRunOIDCFunctionsFromJS(t *testing.T) {
   port: 0,
   adminIps: [],
   queue: { connection: null },
+  outboundRequests: { allow: ['127.0.0.1'] }, // the provider is on loopback
   oidc: {
     discoveryUrl: process.env.IDP + '/.well-known/openid-configuration',
     isAdmin: function (user) { return user.roles && user.roles.indexOf('admin') >= 0; },

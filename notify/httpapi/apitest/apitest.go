@@ -122,6 +122,10 @@ type Options struct {
 	// in the service's memory); give two Envs one Redis store to test
 	// budgets shared by several nodes.
 	Attempts ratelimit.Store
+	// Cron, when set, runs the scheduled jobs with these options (give a
+	// cron.ManualClock that the test moves, or call App.Cron()'s jobs
+	// directly).
+	Cron *httpapi.CronOptions
 }
 
 // Env is a running service under test.
@@ -188,6 +192,10 @@ func Start(t testing.TB, o Options) *Env {
 	if len(name) > 60 {
 		name = name[len(name)-60:]
 	}
+	var cronOpts httpapi.CronOptions
+	if o.Cron != nil {
+		cronOpts = *o.Cron
+	}
 	e.App, err = httpapi.OpenApp(ctx, httpapi.AppOptions{
 		Config:   e.Config,
 		StoreURI: storeURI(t),
@@ -195,9 +203,11 @@ func Start(t testing.TB, o Options) *Env {
 		Channel:  &channel.Sender{Email: es, SMS: ss},
 		Logger:   logger,
 		// the key pair is made once per test binary (below), not per test
-		RSABits:  -1,
-		Attempts: o.Attempts,
-		Embedded: shared.srv,
+		RSABits:     -1,
+		Attempts:    o.Attempts,
+		Embedded:    shared.srv,
+		Cron:        o.Cron != nil,
+		CronOptions: cronOpts,
 	})
 	if err != nil {
 		t.Fatalf("open app: %v", err)
