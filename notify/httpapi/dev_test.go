@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +242,31 @@ func TestDevNoDemo(t *testing.T) {
 	getJSON(t, d.URL+"/api/subscriptions/count", &count)
 	if d.Demo != nil || count.Count != 0 || !strings.Contains(out.String(), "not seeded (--no-demo)") {
 		t.Errorf("--no-demo: demo %+v, %d subscriptions\n%s", d.Demo, count.Count, out.String())
+	}
+}
+
+// govkit dev admits loopback for outbound requests, so a callback served
+// on the developer's machine is posted to; it arrives as the service's
+// own request, which the admin address does not make a super admin.
+func TestDevPostsCallbacksToLoopback(t *testing.T) {
+	got := make(chan string, 1)
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Method + " " + r.Header.Get("is_anonymous")
+	}))
+	defer receiver.Close()
+	d := startDev(t, t.TempDir(), false, &bytes.Buffer{})
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = d.Stop(ctx)
+	}()
+	post(t, d.URL+"/api/notifications", `{"serviceName":"dev","channel":"email","isBroadcast":true,"message":{"from":"a@example.org","subject":"s","textBody":"t"},"asyncBroadcastPushNotification":"`+receiver.URL+`/hook"}`)
+	select {
+	case m := <-got:
+		if m != "POST true" {
+			t.Fatalf("the receiver got %q", m)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("no callback")
 	}
 }
