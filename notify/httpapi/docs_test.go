@@ -81,6 +81,23 @@ func TestHealthAndDocs(t *testing.T) {
 			if !strings.Contains(r.Text(), "explorer-json") || strings.Contains(r.Text(), "https://") {
 				t.Fatalf("page does not load the local document only")
 			}
+			// NotifyBC's console frames the explorer from its own origin.
+			if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'self'") {
+				t.Errorf("%s: CSP %q does not let its own origin frame it", p, csp)
+			}
+			if x := r.Header.Get("X-Frame-Options"); x != "SAMEORIGIN" {
+				t.Errorf("%s: X-Frame-Options %q, want SAMEORIGIN", p, x)
+			}
+		}
+	})
+
+	t.Run("no other page may be framed", func(t *testing.T) {
+		r := e.Do(t, "GET", "/subscriptions", nil, apitest.Anonymous...).Expect(t, http.StatusOK)
+		if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+			t.Errorf("console: CSP %q", csp)
+		}
+		if x := r.Header.Get("X-Frame-Options"); x != "DENY" {
+			t.Errorf("console: X-Frame-Options %q, want DENY", x)
 		}
 	})
 

@@ -55,3 +55,32 @@ func TestExplorerInBrowser(t *testing.T) {
 	poll("health answer", `[...document.querySelectorAll("details.op")].find(d => d.querySelector("summary").textContent.includes("/api/health")).querySelector("pre").textContent`,
 		func(out string) bool { return strings.HasPrefix(out, "200") && strings.Contains(out, `"status": "ok"`) })
 }
+
+// TestExplorerFramedBySameOrigin shows the explorer in an iframe of a page
+// of its own origin, as NotifyBC's console does on its "API Explorer"
+// page; the console page itself may not be framed by anyone.
+func TestExplorerFramedBySameOrigin(t *testing.T) {
+	b := browsertest.New(t, browsertest.Options{Width: 1280, Height: 900})
+	e := apitest.Start(t, apitest.Options{})
+	b.Do(chromedp.Navigate(e.URL + "/"))
+	b.Until("the console page", `document.querySelector("#app")`)
+	browsertest.Eval[bool](b, `(() => { const f = document.createElement("iframe"); f.id = "explorer"; f.title = "API explorer"; f.src = "/api/explorer"; document.body.appendChild(f); return true; })()`)
+	b.Until("the framed explorer's operations", `(() => { const d = document.getElementById("explorer").contentDocument; return d && d.querySelectorAll("details.op").length >= 30; })()`)
+
+	t.Run("the console itself is not framed", func(t *testing.T) {
+		b.Expect(`Refused to display|frame-ancestors`)
+		browsertest.Eval[bool](b, `(() => { const f = document.createElement("iframe"); f.id = "console"; f.src = "/subscriptions"; document.body.appendChild(f); return true; })()`)
+		refused := func(m string) bool { return strings.Contains(m, "frame-ancestors") }
+		// The refusal is a log entry the browser writes once it has the
+		// answer; the bound only guards against a hang.
+		for deadline := time.Now().Add(30 * time.Second); !b.Saw(refused) && time.Now().Before(deadline); {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if !b.Saw(refused) {
+			t.Fatalf("framing the console was not refused; saw %v", b.Seen())
+		}
+		if browsertest.Eval[bool](b, `(() => { try { const d = document.getElementById("console").contentDocument; return !!(d && d.querySelector("#app")); } catch (e) { return false; } })()`) {
+			t.Error("the console's page shows inside a frame")
+		}
+	})
+}

@@ -23,8 +23,12 @@ func (s *Server) registerDocs() {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
 		// The page is self-contained: its script and style are inline and
-		// it fetches only the document beside it.
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		// it fetches only the document beside it. It may be framed by its
+		// own origin, and only this page: NotifyBC's console shows the
+		// explorer in a same-origin iframe (and the original sends the
+		// same two headers here).
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+		h.Set("X-Frame-Options", "SAMEORIGIN")
 		h.Set("X-Content-Type-Options", "nosniff")
 		_, _ = w.Write(explorerPage)
 	}
