@@ -70,6 +70,21 @@ var ErrNotFound = errors.New("not found")
 // the index; the API answers 400, as the original does.
 var ErrDuplicate = errors.New("duplicate key")
 
+// ErrUnavailable marks the failure of a part the service depends on that
+// did not answer, or could not be reached (the database): the API answers
+// it 503 with Retry-After, naming the part. See UnavailableError.
+var ErrUnavailable = errors.New("unavailable")
+
+// UnavailableError is ErrUnavailable naming the part ("database").
+type UnavailableError struct {
+	Part string
+	Err  error
+}
+
+func (e *UnavailableError) Error() string { return e.Part + " unavailable: " + e.Err.Error() }
+
+func (e *UnavailableError) Unwrap() []error { return []error{ErrUnavailable, e.Err} }
+
 // Collection names, exactly as the original's.
 const (
 	CollSubscription   = "subscription"

@@ -424,9 +424,17 @@ func (l *loader) decode(c *Config) {
 
 	dr := &reader{tree: c.datasourceTree}
 	c.Datasource.URI = dr.str("uri")
+	c.Datasource.APITimeout = DefaultAPITimeout
+	if _, ok := dr.get("apiTimeoutMS"); ok {
+		c.Datasource.APITimeout = dr.millis("apiTimeoutMS")
+		if c.Datasource.APITimeout < 100*time.Millisecond || c.Datasource.APITimeout > 10*time.Minute {
+			dr.bad("apiTimeoutMS", "must be between 100 and 600000 (milliseconds)")
+			c.Datasource.APITimeout = DefaultAPITimeout
+		}
+	}
 	c.Datasource.Options = map[string]any{}
 	for k, v := range c.datasourceTree {
-		if k != "uri" && k != "name" && k != "connector" && k != "dbPath" {
+		if k != "uri" && k != "name" && k != "connector" && k != "dbPath" && k != "apiTimeoutMS" {
 			c.Datasource.Options[k] = v
 		}
 	}

@@ -273,4 +273,14 @@ type Datasource struct {
 	// Options are the other keys (driver options such as user, pass,
 	// dbName, authSource), as written. Secrets: never log them.
 	Options map[string]any
+	// APITimeout is apiTimeoutMS, a key of ours: how long one database
+	// operation of an API call may take, server selection included,
+	// before the call is answered 503 (default DefaultAPITimeout).
+	// Broadcasts and cron jobs are not bound by it.
+	APITimeout time.Duration
 }
+
+// DefaultAPITimeout is datasource apiTimeoutMS's default: a database that
+// is down or does not answer fails an API call in 5 s, not after the
+// MongoDB driver's 30 s server-selection wait (or never).
+const DefaultAPITimeout = 5 * time.Second

@@ -508,7 +508,9 @@ func (t testMailStore) SaveTestAccount(ctx context.Context, acct email.TestAccou
 
 // clientOptions turns the datasource file's driver options into the Go
 // driver's: user/pass (mongoose's names) or auth {username, password},
-// authSource, replicaSet. dbName picks the database (see databaseName).
+// authSource, replicaSet, and the waits serverSelectionTimeoutMS,
+// connectTimeoutMS and heartbeatFrequencyMS (the uri's own settings win).
+// dbName picks the database (see databaseName).
 func clientOptions(cfg *config.Config) *options.ClientOptions {
 	opts := cfg.Datasource.Options
 	if len(opts) == 0 {
@@ -534,6 +536,15 @@ func clientOptions(cfg *config.Config) *options.ClientOptions {
 	}
 	if rs, ok := opts["replicaSet"].(string); ok {
 		co.SetReplicaSet(rs)
+	}
+	for key, set := range map[string]func(time.Duration) *options.ClientOptions{
+		"serverSelectionTimeoutMS": co.SetServerSelectionTimeout,
+		"connectTimeoutMS":         co.SetConnectTimeout,
+		"heartbeatFrequencyMS":     co.SetHeartbeatInterval,
+	} {
+		if ms, ok := opts[key].(float64); ok && ms > 0 {
+			set(time.Duration(ms * float64(time.Millisecond)))
+		}
 	}
 	return co
 }

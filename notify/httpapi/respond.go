@@ -63,9 +63,16 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	var ra retryAfter
 	if errors.As(err, &ra) {
 		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(ra.RetryAfter().Seconds())))))
+	} else if status == http.StatusServiceUnavailable {
+		// A part is down: a client should come back, and not at once.
+		w.Header().Set("Retry-After", strconv.Itoa(outageRetryAfter))
 	}
 	httperr.Write(w, status, msg)
 }
+
+// outageRetryAfter is the Retry-After, in seconds, of a 503 for a part
+// that is down.
+const outageRetryAfter = 5
 
 // retryAfter is a refusal that ends after a while (429).
 type retryAfter interface{ RetryAfter() time.Duration }
@@ -106,6 +113,10 @@ func classify(err error) (int, string) {
 		return http.StatusServiceUnavailable, "the queue backend (queue.connection) is unavailable; the broadcast will be sent when it is back"
 	case errors.Is(err, dispatch.ErrClosed):
 		return http.StatusServiceUnavailable, "the service is shutting down"
+	case errors.Is(err, notify.ErrUnavailable):
+		// Never a 401 or 403 for it (nobody is refused or signed out for
+		// the database's outage), nor a bare 500.
+		return http.StatusServiceUnavailable, "the database (MongoDB, datasource uri) is unavailable; try again in a few seconds"
 	}
 	if msg, ok := rejectedWrite(err); ok {
 		return http.StatusBadRequest, msg

@@ -167,8 +167,23 @@ func New(o Options) *Server {
 	s.registerDocs()
 	s.registerMetrics()
 	s.mountConsole()
-	s.handler = s.recoverPanics(s.logRequests(s.warnForwarding(s.limitBody(s.ident.Middleware(s.mux)))))
+	s.handler = s.recoverPanics(s.logRequests(s.warnForwarding(s.limitBody(s.boundStoreCalls(s.ident.Middleware(s.mux))))))
 	return s
+}
+
+// boundStoreCalls marks each request's context so that every database
+// operation made for it takes at most datasource apiTimeoutMS (see
+// mongostore.WithCallTimeout): a database that is down or does not answer
+// fails the call as a 503 within it. Mail and SMS sent for the call are
+// not bound by it.
+func (s *Server) boundStoreCalls(next http.Handler) http.Handler {
+	d := s.cfg.Datasource.APITimeout
+	if d <= 0 {
+		d = config.DefaultAPITimeout
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(mongostore.WithCallTimeout(r.Context(), d)))
+	})
 }
 
 // ServeHTTP implements http.Handler.

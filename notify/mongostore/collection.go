@@ -154,6 +154,8 @@ func (c *Collection[T, P]) castUpdate(update any) (bson.D, error) {
 // (a new ObjectId unless set; access tokens must bring their own) and its
 // created and updated dates (now unless set). Defaults are applied first.
 func (c *Collection[T, P]) Insert(ctx context.Context, rec P) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	rec.ApplyDefaults()
 	if c.schema.stringID && !rec.Fields().Has("id") {
 		return fmt.Errorf("mongostore: %s: a record needs its id", c.schema.name)
@@ -188,7 +190,10 @@ func (c *Collection[T, P]) InsertMany(ctx context.Context, recs []P) error {
 			}
 			docs[i] = c.writeDoc(rec.Fields(), false)
 		}
-		if _, err := c.c.InsertMany(ctx, docs); err != nil {
+		bctx, cancel := call(ctx)
+		_, err := c.c.InsertMany(bctx, docs)
+		cancel()
+		if err != nil {
 			return fmt.Errorf("mongostore: insert %s: %w", c.schema.name, mapErr(err))
 		}
 		for i, rec := range batch {
@@ -230,6 +235,8 @@ func (c *Collection[T, P]) FindOne(ctx context.Context, q Query) (P, error) {
 }
 
 func (c *Collection[T, P]) findOne(ctx context.Context, filter bson.D, proj bson.D, defaults bool) (P, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	opts := options.FindOne()
 	if proj != nil {
 		opts.SetProjection(proj)
@@ -243,6 +250,8 @@ func (c *Collection[T, P]) findOne(ctx context.Context, filter bson.D, proj bson
 
 // Find returns the records the query selects.
 func (c *Collection[T, P]) Find(ctx context.Context, q Query) ([]P, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	filter, err := c.schema.castFilter(q.Filter)
 	if err != nil {
 		return nil, err
@@ -295,6 +304,8 @@ func (c *Collection[T, P]) Find(ctx context.Context, q Query) ([]P, error) {
 
 // Count counts the records filter selects.
 func (c *Collection[T, P]) Count(ctx context.Context, filter any) (int64, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	f, err := c.schema.castFilter(filter)
 	if err != nil {
 		return 0, err
@@ -317,6 +328,8 @@ func (c *Collection[T, P]) Count(ctx context.Context, filter any) (int64, error)
 // without an operator are set. updated is stamped now unless the update
 // sets it; id and created never change. Unknown id: notify.ErrNotFound.
 func (c *Collection[T, P]) UpdateByID(ctx context.Context, id string, update any) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	v, err := c.idValue(id)
 	if err != nil {
 		return err
@@ -339,6 +352,8 @@ func (c *Collection[T, P]) UpdateByID(ctx context.Context, id string, update any
 // and returns how many were modified, which is the count the original's
 // bulk PATCH answers.
 func (c *Collection[T, P]) UpdateMany(ctx context.Context, filter, update any) (int64, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	f, err := c.schema.castFilter(filter)
 	if err != nil {
 		return 0, err
@@ -365,6 +380,8 @@ func (c *Collection[T, P]) UpdateMany(ctx context.Context, filter, update any) (
 // is atomic, for state changes that must happen once (such as taking over
 // a stale broadcast).
 func (c *Collection[T, P]) FindOneAndUpdate(ctx context.Context, filter, sort, update any) (P, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	f, err := c.schema.castFilter(filter)
 	if err != nil {
 		return nil, err
@@ -392,6 +409,8 @@ func (c *Collection[T, P]) FindOneAndUpdate(ctx context.Context, filter, sort, u
 // stored created (and createdBy) when rec has none and stamping updated
 // now. Unknown id: notify.ErrNotFound. rec is updated with what was stored.
 func (c *Collection[T, P]) Replace(ctx context.Context, rec P) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	rec.ApplyDefaults()
 	f := rec.Fields()
 	idv, _ := f.Get("id")
@@ -438,6 +457,8 @@ func (c *Collection[T, P]) Replace(ctx context.Context, rec P) error {
 
 // DeleteByID deletes the record with id. Unknown id: notify.ErrNotFound.
 func (c *Collection[T, P]) DeleteByID(ctx context.Context, id string) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	v, err := c.idValue(id)
 	if err != nil {
 		return err
@@ -454,6 +475,8 @@ func (c *Collection[T, P]) DeleteByID(ctx context.Context, id string) error {
 
 // DeleteMany deletes every record filter selects and returns how many.
 func (c *Collection[T, P]) DeleteMany(ctx context.Context, filter any) (int64, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	f, err := c.schema.castFilter(filter)
 	if err != nil {
 		return 0, err
@@ -471,6 +494,8 @@ func (c *Collection[T, P]) DeleteMany(ctx context.Context, filter any) (int64, e
 // answers only slowly (with a timeout); values that are not strings are
 // ignored.
 func (c *Collection[T, P]) DistinctStrings(ctx context.Context, field string, filter any) ([]string, error) {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	f, err := c.schema.castFilter(filter)
 	if err != nil {
 		return nil, err

@@ -41,6 +41,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/connstring"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/topology"
 
 	"github.com/govkit/govkit/notify"
 )
@@ -164,8 +165,10 @@ func (s *Store) Close(ctx context.Context) error { return s.client.Disconnect(ct
 
 // Ping checks the server answers, for the health endpoint.
 func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel := call(ctx)
+	defer cancel()
 	if err := s.db.RunCommand(ctx, bson.D{{Key: "ping", Value: 1}}).Err(); err != nil {
-		return fmt.Errorf("mongostore: ping: %w", err)
+		return fmt.Errorf("mongostore: ping: %w", mapErr(err))
 	}
 	return nil
 }
@@ -247,6 +250,8 @@ func mapErr(err error) error {
 		return nil
 	case errors.Is(err, mongo.ErrNoDocuments):
 		return notify.ErrNotFound
+	case unreachable(err):
+		return &notify.UnavailableError{Part: "database", Err: err}
 	case mongo.IsDuplicateKeyError(err):
 		return fmt.Errorf("%w: %v", notify.ErrDuplicate, err)
 	case isEmbeddedUniqueViolation(err):
@@ -255,6 +260,41 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %s", notify.ErrDuplicate, msg[strings.Index(msg, "UNIQUE constraint failed"):])
 	}
 	return err
+}
+
+// unreachable reports whether err says that the server could not be
+// reached or did not answer in time (no server selected, a network error,
+// a timeout — ours of WithCallTimeout included), as opposed to refusing
+// an operation. A caller that went away (context.Canceled) is not the
+// server's failure.
+func unreachable(err error) bool {
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	var sse topology.ServerSelectionError
+	return errors.As(err, &sse) || mongo.IsNetworkError(err) || mongo.IsTimeout(err) ||
+		errors.Is(err, mongo.ErrClientDisconnected) || errors.Is(err, context.DeadlineExceeded)
+}
+
+// WithCallTimeout returns ctx marked so that each operation of the store
+// made with it may take at most d, server selection included (0: no
+// bound). The API marks its requests' contexts with it, so that a
+// database that is down or does not answer fails a call in d, as a 503,
+// instead of after the driver's 30 s server-selection wait or never;
+// background work (broadcasts, cron) keeps the driver's patience, which
+// rides out a replica set's election.
+func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, callTimeoutKey{}, d)
+}
+
+type callTimeoutKey struct{}
+
+// call bounds one operation by ctx's WithCallTimeout, if any.
+func call(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, _ := ctx.Value(callTimeoutKey{}).(time.Duration); d > 0 {
+		return context.WithTimeout(ctx, d)
+	}
+	return ctx, func() {}
 }
 
 // isEmbeddedUniqueViolation recognises FerretDB v1's answer to an update

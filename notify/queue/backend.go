@@ -93,6 +93,10 @@ func openEmbedded() (*Backend, error) {
 	return &Backend{Client: c, Prefix: DefaultPrefix, Addr: m.Addr(), embedded: m}, nil
 }
 
+// DefaultCommandTimeout is queue.connection.commandTimeout's default. A
+// blocking command waits its own time on top of it.
+const DefaultCommandTimeout = time.Second
+
 type connOptions struct {
 	single   *redis.Options
 	failover *redis.FailoverOptions
@@ -103,11 +107,14 @@ type connOptions struct {
 // clientOptions reads queue.connection. It takes ioredis's option names,
 // which NotifyBC deployments have in their configs: host, port, path (a
 // Unix socket), username, password, db, tls (true, or {ca, servername,
-// rejectUnauthorized}), connectTimeout (ms), sentinels, name (the
-// sentinel master), sentinelUsername, sentinelPassword, and keyPrefix (the
-// prefix of our keys; BullMQ refused it, so NotifyBC configs do not have
-// it). Others (family, maxRetriesPerRequest, …) are ioredis's own tuning
-// and are ignored.
+// rejectUnauthorized}), connectTimeout (ms), commandTimeout (ms: how long
+// a command waits for Redis's answer, default 1 s, so that a Redis that
+// does not answer fails an API call's queue work within about 4 s with
+// go-redis's three retries), sentinels, name (the sentinel master),
+// sentinelUsername, sentinelPassword, and keyPrefix (the prefix of our
+// keys; BullMQ refused it, so NotifyBC configs do not have it). Others
+// (family, maxRetriesPerRequest, …) are ioredis's own tuning and are
+// ignored.
 func clientOptions(c *config.QueueConnection) (connOptions, error) {
 	raw := c.Raw
 	str := func(k string) string { s, _ := raw[k].(string); return s }
@@ -126,6 +133,10 @@ func clientOptions(c *config.QueueConnection) (connOptions, error) {
 	if ms, ok := raw["connectTimeout"].(float64); ok && ms > 0 {
 		dial = time.Duration(ms) * time.Millisecond
 	}
+	command := DefaultCommandTimeout
+	if ms, ok := raw["commandTimeout"].(float64); ok && ms > 0 {
+		command = time.Duration(ms) * time.Millisecond
+	}
 	if len(c.Sentinels) > 0 {
 		if c.Name == "" {
 			return o, errors.New("queue.connection.name: the sentinel master name is required with sentinels")
@@ -138,6 +149,8 @@ func clientOptions(c *config.QueueConnection) (connOptions, error) {
 			Password:         c.Password,
 			DB:               c.DB,
 			DialTimeout:      dial,
+			ReadTimeout:      command,
+			WriteTimeout:     command,
 			PoolSize:         64,
 		}
 		for _, s := range c.Sentinels {
@@ -151,14 +164,16 @@ func clientOptions(c *config.QueueConnection) (connOptions, error) {
 		return o, nil
 	}
 	s := &redis.Options{
-		Network:     "tcp",
-		Addr:        net.JoinHostPort(c.Host, strconv.Itoa(c.Port)),
-		Username:    c.Username,
-		Password:    c.Password,
-		DB:          c.DB,
-		TLSConfig:   tlsCfg,
-		DialTimeout: dial,
-		PoolSize:    64,
+		Network:      "tcp",
+		Addr:         net.JoinHostPort(c.Host, strconv.Itoa(c.Port)),
+		Username:     c.Username,
+		Password:     c.Password,
+		DB:           c.DB,
+		TLSConfig:    tlsCfg,
+		DialTimeout:  dial,
+		ReadTimeout:  command,
+		WriteTimeout: command,
+		PoolSize:     64,
 	}
 	if p := str("path"); p != "" {
 		s.Network, s.Addr = "unix", p
