@@ -77,6 +77,10 @@ func TestDevSaysWhatItStartedAndStopsOnCancel(t *testing.T) {
 			t.Errorf("dev output lacks %q:\n%s", want, out.String())
 		}
 	}
+	// dev is one process: a warning about replicas is noise there.
+	if all := out.String() + errb.String(); strings.Contains(all, "REDIS_URL") || strings.Contains(all, "replicas") {
+		t.Errorf("dev warns about replicas:\n%s", all)
+	}
 }
 
 // A taken port is replaced by a free one, and the warning names the flag

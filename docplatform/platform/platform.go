@@ -149,7 +149,6 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 		mem := ratelimit.NewMemory(cfg.APIKeySweepInterval)
 		p.counters = mem
 		counters = mem
-		log.Warn("REDIS_URL is not set: rate-limit and API-key-failure counters are kept per process; replicas do not share them")
 	}
 
 	oc, err := sso.New(sso.Config{Issuer: cfg.Issuer, ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret, RedirectURL: cfg.RedirectURI})

@@ -43,10 +43,31 @@ type replica struct {
 	url  *url.URL
 	logs *syncBuffer
 	done chan struct{}
-	// lines are the lines it prints after "listening on"; stdin is its
+	// lines are the lines it prints on standard output; stdin is its
 	// standard input (see TestServeChild).
 	lines chan string
 	stdin io.WriteCloser
+}
+
+// lineWatch passes each complete line written to it to fn.
+type lineWatch struct {
+	mu   sync.Mutex
+	part []byte
+	fn   func(line string)
+}
+
+func (w *lineWatch) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.part = append(w.part, p...)
+	for {
+		i := bytes.IndexByte(w.part, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.fn(string(w.part[:i]))
+		w.part = w.part[i+1:]
+	}
 }
 
 // cluster is the replicas, the proxy in front of them and the shared
@@ -150,7 +171,15 @@ func (c *cluster) start(extra ...string) *replica {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChild$")
 	cmd.Env = append(append(append(os.Environ(), "GOVKIT_SERVE_DIR="+t.TempDir()), c.env...), extra...)
 	r := &replica{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{}), lines: make(chan string, 16)}
-	cmd.Stderr = r.logs
+	listening := make(chan string, 1)
+	cmd.Stderr = io.MultiWriter(r.logs, &lineWatch{fn: func(line string) {
+		if u, ok := logURL(line, "listening"); ok {
+			select {
+			case listening <- u:
+			default:
+			}
+		}
+	}})
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -169,17 +198,12 @@ func (c *cluster) start(extra ...string) *replica {
 			t.Logf("replica %d log:\n%s", cmd.Process.Pid, r.logs.String())
 		}
 	})
-	listening := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if _, addr, ok := strings.Cut(sc.Text(), "listening on "); ok {
-				listening <- addr
-			} else {
-				select {
-				case r.lines <- sc.Text():
-				default: // nobody is waiting for it
-				}
+			select {
+			case r.lines <- sc.Text():
+			default: // nobody is waiting for it
 			}
 		}
 	}()

@@ -52,6 +52,10 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 	}
 	log := slog.New(slog.NewJSONHandler(stderr, nil))
 	preflight.Log(log, Parts(cfg, getenv))
+	if cfg.RedisURL == "" {
+		// Said by serve, not by Start: `govkit dev` is one process.
+		log.Warn("REDIS_URL is not set: rate-limit and API-key-failure counters are kept per process; replicas do not share them")
+	}
 	if tuneGC(os.LookupEnv) {
 		log.Info("garbage collector target set", slog.Int("gogc", DefaultGCPercent))
 	}
@@ -68,10 +72,13 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintf(stderr, "govkit docplatform serve: %v\n", err)
 		return 2
 	}
+	// JSON like every other line: a container's log merges stdout and
+	// stderr, and a plain line among JSON ones breaks a log collector's
+	// parsing.
 	if p.MetricsURL != "" {
-		fmt.Fprintf(stdout, "metrics on %s\n", p.MetricsURL)
+		log.Info("metrics listening", slog.String("url", p.MetricsURL))
 	}
-	fmt.Fprintf(stdout, "document platform listening on %s\n", p.URL)
+	log.Info("listening", slog.String("url", p.URL))
 	return wait(ctx, p, log)
 }
 

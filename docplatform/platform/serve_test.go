@@ -3,6 +3,7 @@ package platform_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -59,6 +60,16 @@ func TestServeRefusesIncompleteConfiguration(t *testing.T) {
 	}
 }
 
+// logLine is the url of the first line of logs with the message msg.
+func logLine(logs, msg string) (string, bool) {
+	for _, line := range strings.Split(logs, "\n") {
+		if u, ok := logURL(line, msg); ok {
+			return u, true
+		}
+	}
+	return "", false
+}
+
 func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 	idp := ssotest.New(t)
 	dir := t.TempDir()
@@ -87,9 +98,7 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatalf("serve never listened: %s", errOut.String())
 		}
-		if s := out.String(); strings.Contains(s, "listening on ") {
-			base = strings.TrimSpace(s[strings.Index(s, "listening on ")+len("listening on "):])
-		}
+		base, _ = logLine(errOut.String(), "listening")
 		time.Sleep(10 * time.Millisecond)
 	}
 	resp, err := http.Get(base + "/api/health")
@@ -114,12 +123,10 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 	}
 	// The metrics, on their own listener: the health check above is
 	// counted, and the database pools are there; the API's port has none.
-	s := out.String()
-	i := strings.Index(s, "metrics on ")
-	if i < 0 {
-		t.Fatalf("no metrics URL printed:\n%s", s)
+	metricsURL, ok := logLine(errOut.String(), "metrics listening")
+	if !ok {
+		t.Fatalf("no metrics URL logged:\n%s", errOut.String())
 	}
-	metricsURL, _, _ := strings.Cut(s[i+len("metrics on "):], "\n")
 	resp, err = http.Get(metricsURL)
 	if err != nil {
 		t.Fatal(err)
@@ -162,6 +169,12 @@ func TestServeRunsAndShutsDownOnCancel(t *testing.T) {
 	}
 	if _, err := http.Get(base + "/api/health"); err == nil {
 		t.Error("still serving after shutdown")
+	}
+	// A container's log merges both streams: every line is JSON.
+	for _, line := range strings.Split(out.String()+errOut.String(), "\n") {
+		if line != "" && !json.Valid([]byte(line)) {
+			t.Errorf("a line that is not JSON: %q", line)
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package platform_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -55,6 +56,16 @@ func TestServeChild(t *testing.T) {
 	os.Exit(platform.ServeWithHooks(ctx, []string{"--data-dir", os.Getenv("GOVKIT_SERVE_DIR"), "--listen", "127.0.0.1:0"}, os.Getenv, os.Stdout, os.Stderr, hooks))
 }
 
+// logURL is the url of a log line with the message msg, such as serve's
+// "listening".
+func logURL(line, msg string) (string, bool) {
+	var l struct{ Msg, URL string }
+	if json.Unmarshal([]byte(line), &l) != nil || l.Msg != msg || l.URL == "" {
+		return "", false
+	}
+	return l.URL, true
+}
+
 // A real process gets a real SIGTERM: it stops serving and exits 0.
 func TestServeStopsOnSIGTERM(t *testing.T) {
 	idp := ssotest.New(t)
@@ -66,7 +77,7 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 		"SSO_CLIENT_ID="+idp.ClientID, "SSO_CLIENT_SECRET="+idp.ClientSecret,
 		"SSO_REDIRECT_URI=http://127.0.0.1/api/auth/callback", "FRONTEND_URL=http://127.0.0.1:3000",
 		"COOKIE_SECRET="+strings.Repeat("s", 32), "DATABASE_URL="+filepath.Join(dir, "p.db"))
-	stdout, err := cmd.StdoutPipe()
+	logs, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,10 +87,10 @@ func TestServeStopsOnSIGTERM(t *testing.T) {
 	defer cmd.Process.Kill()
 	lines := make(chan string, 1)
 	go func() {
-		sc := bufio.NewScanner(stdout)
+		sc := bufio.NewScanner(logs)
 		for sc.Scan() {
-			if i := strings.Index(sc.Text(), "listening on "); i >= 0 {
-				lines <- sc.Text()[i+len("listening on "):]
+			if u, ok := logURL(sc.Text(), "listening"); ok {
+				lines <- u
 			}
 		}
 	}()

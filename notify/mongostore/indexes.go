@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strings"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -69,6 +70,7 @@ func (s *Store) EnsureIndexes(ctx context.Context) ([]IndexReport, error) {
 		return nil, err
 	}
 	var reports []IndexReport
+	var unsupported []string
 	for _, sch := range allSchemas {
 		if len(sch.indexes) == 0 {
 			continue
@@ -78,13 +80,27 @@ func (s *Store) EnsureIndexes(ctx context.Context) ([]IndexReport, error) {
 			return reports, err
 		}
 		for _, spec := range sch.indexes {
+			if spec.Text && s.ferretDB {
+				// FerretDB v1 has no text indexes: nothing to try or
+				// to say at every start.
+				reports = append(reports, IndexReport{Collection: sch.name, Name: spec.Name, Action: IndexUnsupported, Detail: "FerretDB has no text indexes"})
+				continue
+			}
 			r := s.ensureIndex(ctx, sch.name, spec, existing)
 			if ctx.Err() != nil {
 				return reports, ctx.Err()
 			}
 			reports = append(reports, r)
+			if r.Action == IndexUnsupported {
+				unsupported = append(unsupported, sch.name+"."+spec.Name)
+				continue
+			}
 			s.logIndex(ctx, r)
 		}
+	}
+	if len(unsupported) > 0 {
+		// One line for all of them: the same few are skipped at every start.
+		s.log.InfoContext(ctx, "notify storage: indexes not supported by this server, skipped", slog.String("indexes", strings.Join(unsupported, ", ")))
 	}
 	return reports, nil
 }
@@ -122,8 +138,6 @@ func (s *Store) logIndex(ctx context.Context, r IndexReport) {
 		s.log.InfoContext(ctx, "notify storage: index created", attrs...)
 	case IndexPresent:
 		s.log.DebugContext(ctx, "notify storage: index present", attrs...)
-	case IndexUnsupported:
-		s.log.InfoContext(ctx, "notify storage: index not supported by this server, skipped", attrs...)
 	case IndexKeptDifferent:
 		s.log.WarnContext(ctx, "notify storage: existing index has other options; left alone", attrs...)
 	default:

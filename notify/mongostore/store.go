@@ -86,7 +86,9 @@ type Store struct {
 	// _id equality (FerretDB v1 on SQLite scans for everything else), so
 	// batch lookups are better made as point reads.
 	idOnlyQueries bool
-	listLimit     int
+	// ferretDB: the server is FerretDB (v1), which has no text indexes.
+	ferretDB  bool
+	listLimit int
 	// fieldIndex answers lookups the server would scan for (the
 	// embedded store); nil: none.
 	fieldIndex FieldIndex
@@ -138,7 +140,8 @@ func Open(ctx context.Context, uri string, opts Options) (*Store, error) {
 		_ = client.Disconnect(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("mongostore: buildInfo: %w", err)
 	}
-	_, s.idOnlyQueries = info["ferretdbVersion"]
+	_, s.ferretDB = info["ferretdbVersion"]
+	s.idOnlyQueries = s.ferretDB
 	return s, nil
 }
 

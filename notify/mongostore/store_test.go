@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -364,6 +365,41 @@ func TestEnsureIndexes(t *testing.T) {
 			}
 		})
 	})
+}
+
+// The embedded store cannot have text indexes: a start says nothing about
+// them (it used to log one line per collection at every start), and a
+// second start says nothing at all at info.
+func TestEnsureIndexesIsQuietAboutWhatTheEmbeddedStoreCannotHave(t *testing.T) {
+	var logs strings.Builder
+	s := openStore(t, embeddedURI, slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	ctx := context.Background()
+	first, err := s.EnsureIndexes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := 0
+	for _, r := range first {
+		if r.Name == "$**_text" {
+			text++
+			if r.Action != mongostore.IndexUnsupported {
+				t.Errorf("%+v, want unsupported", r)
+			}
+		}
+	}
+	if text == 0 {
+		t.Fatal("no text index reported")
+	}
+	if strings.Contains(logs.String(), "text") || strings.Contains(logs.String(), "not supported") {
+		t.Errorf("the first start logs about indexes the store cannot have:\n%s", logs.String())
+	}
+	logs.Reset()
+	if _, err := s.EnsureIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if logs.Len() != 0 {
+		t.Errorf("a second start logs:\n%s", logs.String())
+	}
 }
 
 func TestUniqueNameAndServiceNameOfConfigurations(t *testing.T) {
