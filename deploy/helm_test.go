@@ -108,9 +108,9 @@ func TestHelmChart(t *testing.T) {
 		t.Fatalf("values files %v", files)
 	}
 	want := map[string]map[string]int{
-		"default-values.yaml":     {"Deployment": 3, "Service": 3, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1},
-		"notifybc-values.yaml":    {"Deployment": 3, "Service": 3, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1, "Ingress": 1, "Secret": 2},
-		"production-values.yaml":  {"Deployment": 3, "Service": 3, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1, "Ingress": 2, "HorizontalPodAutoscaler": 2},
+		"default-values.yaml":     {"Deployment": 2, "Service": 3, "PodDisruptionBudget": 2, "ConfigMap": 1, "ServiceAccount": 1},
+		"notifybc-values.yaml":    {"Deployment": 2, "Service": 2, "PodDisruptionBudget": 2, "ConfigMap": 1, "ServiceAccount": 1, "Ingress": 1, "Secret": 2},
+		"production-values.yaml":  {"Deployment": 3, "Service": 5, "PodDisruptionBudget": 3, "ConfigMap": 1, "ServiceAccount": 1, "Ingress": 2, "HorizontalPodAutoscaler": 2, "ServiceMonitor": 2, "PrometheusRule": 1},
 		"notify-only-values.yaml": {"Deployment": 2, "Service": 1, "PodDisruptionBudget": 2, "ConfigMap": 1, "ServiceAccount": 1},
 	}
 	for _, f := range files {
@@ -144,6 +144,7 @@ func TestHelmChart(t *testing.T) {
 func checkManifests(t *testing.T, ms []manifest) {
 	t.Helper()
 	roles := map[string]manifest{}
+	notifyNodes := 0
 	pdbs := map[string]bool{}
 	for _, m := range ms {
 		if m.kind() == "PodDisruptionBudget" {
@@ -169,6 +170,9 @@ func checkManifests(t *testing.T, ms []manifest) {
 		for i := range containers {
 			c := manifest(containers[i].(map[string]any))
 			where := m.name() + "/" + c.str("name")
+			if c.str("name") == "notify" {
+				notifyNodes++
+			}
 			image := c.str("image")
 			if !pinned(image) {
 				t.Errorf("%s: image %q is not pinned", where, image)
@@ -198,6 +202,9 @@ func checkManifests(t *testing.T, ms []manifest) {
 				}
 			}
 		}
+	}
+	if len(roles) == 0 && notifyNodes == 1 {
+		return // one notify node, which does everything
 	}
 	if p, s := roles["primary"], roles["secondary"]; p == nil || s == nil {
 		t.Fatalf("notify roles %v: want a primary and secondaries", roles)
@@ -282,8 +289,198 @@ func TestHelmChartTakesNotifyBCValues(t *testing.T) {
 	}
 }
 
-func TestHelmChartRefusesLatest(t *testing.T) {
-	if _, err := helm(t, "template", "rel", chart, "--kube-version", kubeVersion, "--set", "image.tag=latest"); err == nil || !strings.Contains(err.Error(), "latest is not allowed") {
-		t.Fatalf("image.tag=latest: %v", err)
+// The chart refuses, with a message that says what to set, the values
+// that would start pods that cannot work together; each control fixes
+// what its refusal names and renders.
+func TestHelmChartRefuses(t *testing.T) {
+	minimal := filepath.Join(chart, "ci", "default-values.yaml")
+	sharedPlatform := []string{"docplatform.replicaCount=2", "redis.host=redis", "docplatform.env.DOCUMENT_STORAGE=s3://docs/p"}
+	for _, c := range []struct {
+		name    string
+		set     []string
+		mention []string
+		fixed   []string
+	}{
+		{"an image nobody pushed", []string{"image.repository="}, []string{"image.repository", "docker push"}, []string{"image.repository=registry.example.org/govkit"}},
+		{"latest", []string{"image.tag=latest"}, []string{"latest is not allowed"}, []string{"image.tag=1.0.0"}},
+		{"two platform replicas on their own SQLite, documents and counters", []string{"docplatform.replicaCount=2", "docplatform.secretKeys={SSO_CLIENT_SECRET}"},
+			[]string{"DATABASE_URL", "COOKIE_SECRET", "REDIS_URL", "DOCUMENT_STORAGE=s3://"}, append(sharedPlatform, "docplatform.secretKeys={SSO_CLIENT_SECRET,COOKIE_SECRET,DATABASE_URL}")},
+		{"an autoscaled platform without a shared database", []string{"docplatform.autoscaling.enabled=true", "docplatform.existingSecret="},
+			[]string{"DATABASE_URL", "COOKIE_SECRET"}, []string{"docplatform.autoscaling.enabled=true", "redis.host=redis", "docplatform.env.DOCUMENT_STORAGE=s3://docs/p"}},
+		{"notify secondaries without Redis", []string{"replicaCount=2"}, []string{"redis.host", "3 nodes"}, []string{"replicaCount=2", "redis.host=redis"}},
+		{"autoscaled notify without Redis", []string{"autoscaling.enabled=true"}, []string{"redis.host"}, []string{"autoscaling.enabled=true", "redis.host=redis"}},
+		{"notify without MongoDB", []string{"mongodb.hosts=null"}, []string{"mongodb.hosts", "mongodb.uriSecret"}, []string{"mongodb.hosts=null", "mongodb.uriSecret.name=mongo-uri"}},
+		{"notify in production without SMTP", []string{"smtp.host="}, []string{"smtp.host"}, []string{"smtp.host=smtp.example.org"}},
+		{"an SMTP user whose password is nowhere", []string{"smtp.user=notify"}, []string{"smtp.existingSecret"}, []string{"smtp.user=notify", "smtp.existingSecret=notify-smtp"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := []string{"template", "rel", chart, "--kube-version", kubeVersion, "-f", minimal}
+			with := func(set []string) []string {
+				a := slices.Clone(args)
+				for _, s := range set {
+					a = append(a, "--set", s)
+				}
+				return a
+			}
+			_, err := helm(t, with(c.set)...)
+			if err == nil {
+				t.Fatal("rendered")
+			}
+			for _, m := range c.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("the refusal does not name %q: %v", m, err)
+				}
+			}
+			if _, err := helm(t, with(c.fixed)...); err != nil {
+				t.Errorf("control %v: %v", c.fixed, err)
+			}
+		})
+	}
+}
+
+// The proxies' addresses are one value for both services; the inbound
+// SMTP Service is not public unless asked; each pod carries the scrape
+// annotations and a metrics port its Ingress never routes to; the
+// PrometheusRule holds the rules of deploy/prometheus/alerts.yaml.
+func TestHelmChartProductionSettings(t *testing.T) {
+	ms := render(t, filepath.Join(chart, "ci", "production-values.yaml"))
+	byName := map[string]manifest{}
+	for _, m := range ms {
+		byName[m.kind()+"/"+m.name()] = m
+	}
+	container := func(name string) manifest {
+		d := byName["Deployment/"+name]
+		if d == nil {
+			t.Fatalf("no Deployment %s", name)
+		}
+		return manifest(d.get("spec", "template", "spec", "containers", 0).(map[string]any))
+	}
+	envOf := func(c manifest) map[string]manifest {
+		out := map[string]manifest{}
+		for _, e := range c.get("env").([]any) {
+			e := manifest(e.(map[string]any))
+			out[e.str("name")] = e
+		}
+		return out
+	}
+	platform := envOf(container("rel-govkit-docplatform"))
+	if platform["TRUSTED_PROXIES"].str("value") != "10.0.0.0/8" || platform["METRICS_LISTEN"].str("value") != ":9464" {
+		t.Errorf("platform TRUSTED_PROXIES %v, METRICS_LISTEN %v", platform["TRUSTED_PROXIES"], platform["METRICS_LISTEN"])
+	}
+	for _, k := range []string{"COOKIE_SECRET", "DATABASE_URL", "AWS_SECRET_ACCESS_KEY"} {
+		if platform[k].str("valueFrom", "secretKeyRef", "key") != k {
+			t.Errorf("platform %s not from its Secret key: %v", k, platform[k])
+		}
+	}
+	if !strings.HasPrefix(platform["REDIS_URL"].str("value"), "redis://:$(REDIS_PASSWORD)@redis.cache.svc:6379") {
+		t.Errorf("REDIS_URL %v", platform["REDIS_URL"])
+	}
+	notify := container("rel-govkit-notify-primary")
+	if !slices.Contains(notify.get("args").([]any), any("--metrics-listen")) {
+		t.Errorf("notify args %v", notify.get("args"))
+	}
+	for _, d := range []string{"rel-govkit-docplatform", "rel-govkit-notify-primary", "rel-govkit-notify-secondary"} {
+		ann := byName["Deployment/"+d].get("spec", "template", "metadata", "annotations")
+		a, _ := ann.(map[string]any)
+		if a["prometheus.io/scrape"] != "true" || a["prometheus.io/path"] != "/metrics" {
+			t.Errorf("%s: pod annotations %v", d, ann)
+		}
+	}
+	for _, ing := range []string{"Ingress/rel-govkit-docplatform", "Ingress/rel-govkit-notify"} {
+		svc := byName[ing].str("spec", "rules", 0, "http", "paths", 0, "backend", "service", "name")
+		for _, p := range byName["Service/"+svc].get("spec", "ports").([]any) {
+			if manifest(p.(map[string]any)).str("name") == "metrics" {
+				t.Errorf("%s routes to a Service with the metrics port", ing)
+			}
+		}
+	}
+	for _, sm := range []string{"ServiceMonitor/rel-govkit-docplatform", "ServiceMonitor/rel-govkit-notify"} {
+		if byName[sm].str("spec", "jobLabel") != "govkit.dev/job" || byName[sm].str("spec", "endpoints", 0, "port") != "metrics" {
+			t.Errorf("%s: %v", sm, byName[sm].get("spec"))
+		}
+	}
+	if svc := byName["Service/rel-govkit-notify-metrics"]; svc.str("metadata", "labels", "govkit.dev/job") != "govkit-notify" || svc.str("spec", "type") != "ClusterIP" {
+		t.Errorf("notify metrics Service %v", svc)
+	}
+	var rules ruleFile
+	b, _ := os.ReadFile("prometheus/alerts.yaml")
+	must(t, yaml.Unmarshal(b, &rules))
+	got, _ := yaml.Marshal(byName["PrometheusRule/rel-govkit"].get("spec", "groups"))
+	want, _ := yaml.Marshal(func() any { var v map[string]any; yaml.Unmarshal(b, &v); return v["groups"] }())
+	if string(got) != string(want) || len(rules.Groups) != 2 {
+		t.Errorf("the PrometheusRule's groups differ from deploy/prometheus/alerts.yaml")
+	}
+	copyInChart, _ := os.ReadFile(filepath.Join(chart, "files", "alerts.yaml"))
+	if string(copyInChart) != string(b) {
+		t.Error("helm/govkit/files/alerts.yaml differs from prometheus/alerts.yaml: copy it again")
+	}
+
+	// notify's side of the one value, through notify's own config loader.
+	cfg := loadChartConfig(t, ms, "rel-govkit-notify-primary", map[string]string{"SMTP_PASSWORD": "from-secret"})
+	if !slices.Equal(cfg.TrustedReverseProxyIPs, []string{"10.0.0.0/8"}) || cfg.HTTPHost != "https://notify.example.org" {
+		t.Errorf("notify trustedReverseProxyIps %v, httpHost %q", cfg.TrustedReverseProxyIPs, cfg.HTTPHost)
+	}
+	if s := cfg.Email.SMTP; s == nil || s.Host != "smtp.example.org" || s.Port != 465 || !s.Secure {
+		t.Errorf("email.smtp %+v", s)
+	}
+	if cfg.Email.InboundSMTPServer.Domain != "notify.example.org" {
+		t.Errorf("inbound domain %q", cfg.Email.InboundSMTPServer.Domain)
+	}
+}
+
+func TestHelmChartInboundSMTPIsNotPublicByDefault(t *testing.T) {
+	for _, m := range render(t, filepath.Join(chart, "ci", "default-values.yaml")) {
+		if m.kind() == "Service" && strings.HasSuffix(m.name(), "notify-smtp") {
+			if m.str("spec", "type") != "ClusterIP" {
+				t.Fatalf("inbound SMTP Service is %s by default", m.str("spec", "type"))
+			}
+			return
+		}
+	}
+	t.Fatal("no inbound SMTP Service")
+}
+
+// loadChartConfig lays a notify Deployment's ConfigMap out as its volume
+// does and loads it with notify's config loader and the pod's
+// environment (Secret values replaced by secrets).
+func loadChartConfig(t *testing.T, ms []manifest, deployment string, secrets map[string]string) *notifyconfig.Config {
+	t.Helper()
+	var d, configMap manifest
+	for _, m := range ms {
+		switch {
+		case m.kind() == "Deployment" && m.name() == deployment:
+			d = m
+		case m.kind() == "ConfigMap":
+			configMap = m
+		}
+	}
+	c := manifest(d.get("spec", "template", "spec", "containers", 0).(map[string]any))
+	env := map[string]string{}
+	for _, e := range c.get("env").([]any) {
+		e := manifest(e.(map[string]any))
+		v := e.str("value")
+		if e.get("valueFrom") != nil {
+			v = secrets[e.str("name")]
+		}
+		env[e.str("name")] = v
+	}
+	dir := t.TempDir()
+	for _, it := range d.get("spec", "template", "spec", "volumes", 0, "configMap", "items").([]any) {
+		it := manifest(it.(map[string]any))
+		p := filepath.Join(dir, it.str("path"))
+		must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		must(t, os.WriteFile(p, []byte(configMap.str("data", it.str("key"))), 0o644))
+	}
+	cfg, err := notifyconfig.Load(notifyconfig.Options{Dir: dir, NodeEnv: env["NODE_ENV"], Env: env, JSPoolSize: 1})
+	if err != nil {
+		t.Fatalf("notify cannot load the chart's config: %v", err)
+	}
+	return cfg
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,16 +1,10 @@
 package platform
 
 import (
-	"context"
 	"database/sql"
-	"errors"
-	"log/slog"
-	"net"
-	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/govkit/govkit/docplatform/httpapi"
@@ -39,27 +33,4 @@ func newMetrics(pools map[string]*sql.DB, rc *redis.Client) *httpapi.Metrics {
 		)
 	}
 	return m
-}
-
-// serveMetrics serves the metrics at /metrics on a listener of their own
-// (METRICS_LISTEN), apart from the API: a proxy or ingress in front of
-// the platform never exposes them, and a scraper needs no credential.
-func serveMetrics(ctx context.Context, addr string, reg *prometheus.Registry, log *slog.Logger) (*http.Server, string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, "", err
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
-	srv := &http.Server{
-		Handler: mux, ReadHeaderTimeout: readHeaderTimeout, ReadTimeout: readTimeout, WriteTimeout: writeTimeout, IdleTimeout: idleTimeout,
-		ErrorLog:    slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
-	}
-	go func() {
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics listener failed", slog.String("error", err.Error()))
-		}
-	}()
-	return srv, "http://" + ln.Addr().String() + "/metrics", nil
 }

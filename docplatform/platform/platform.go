@@ -27,6 +27,7 @@ import (
 	"github.com/govkit/govkit/docplatform/sso"
 	"github.com/govkit/govkit/docplatform/upload"
 	"github.com/govkit/govkit/docplatform/webui"
+	gkmetrics "github.com/govkit/govkit/internal/metrics"
 	"github.com/govkit/govkit/internal/ratelimit"
 )
 
@@ -59,7 +60,8 @@ type Platform struct {
 
 	counters   io.Closer
 	redis      *redis.Client
-	metrics    *http.Server
+	// stopMetrics stops the metrics listener (nil: none).
+	stopMetrics func(context.Context) error
 	stopSweep  context.CancelFunc
 	sweepEnded chan struct{}
 }
@@ -200,7 +202,7 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 	}
 	p.API = api
 	if cfg.MetricsListen != "" {
-		if p.metrics, p.MetricsURL, err = serveMetrics(ctx, cfg.MetricsListen, metrics.Registry, log); err != nil {
+		if p.MetricsURL, p.stopMetrics, err = gkmetrics.Listen(cfg.MetricsListen, metrics.Registry, log); err != nil {
 			return nil, fmt.Errorf("METRICS_LISTEN: %w", err)
 		}
 	}
@@ -270,9 +272,10 @@ func openDocumentStorage(ctx context.Context, cfg config.Config) (documentStorag
 // within ctx, writes pending API-key use times and closes the store.
 func (p *Platform) Shutdown(ctx context.Context) error {
 	err := p.server.Shutdown(ctx)
-	if p.metrics != nil {
+	if p.stopMetrics != nil {
 		// Scrapes are short; the last one may see the final counts.
-		err = errors.Join(err, p.metrics.Shutdown(ctx))
+		err = errors.Join(err, p.stopMetrics(ctx))
+		p.stopMetrics = nil
 	}
 	if e := p.API.Close(ctx); e != nil {
 		err = errors.Join(err, e)
@@ -298,7 +301,9 @@ func (p *Platform) closeResources() {
 	if p.redis != nil {
 		p.redis.Close()
 	}
-	if p.metrics != nil {
-		p.metrics.Close()
+	if p.stopMetrics != nil {
+		c, cancel := context.WithTimeout(context.Background(), time.Second)
+		_ = p.stopMetrics(c)
+		cancel()
 	}
 }

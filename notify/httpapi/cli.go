@@ -22,8 +22,9 @@ func Main(ctx context.Context, args []string, env map[string]string, stdout, std
 	fs.SetOutput(stderr)
 	var loc deploymentFlags
 	loc.register(fs)
+	metricsListen := fs.String("metrics-listen", "", "serve the Prometheus metrics at /metrics on this host:port, a listener of their own open to any scraper (the API's /metrics stays for super admins)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit notify serve [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
+		fmt.Fprintln(stderr, "Usage: govkit notify serve [--dir DIR] [--config-dir DIR] [--data-dir DIR] [--metrics-listen ADDR]")
 		fmt.Fprintln(stderr, "\nServes the notification service (NotifyBC 6 API) of a deployment directory.")
 		fmt.Fprintln(stderr, "Environment: NODE_ENV (config.<NODE_ENV>.* files), NOTIFYBC_NODE_ROLE (unset, primary or secondary).")
 		fs.PrintDefaults()
@@ -31,7 +32,7 @@ func Main(ctx context.Context, args []string, env map[string]string, stdout, std
 	if code, ok := cliflags.Parse(fs, args); !ok {
 		return code
 	}
-	o := RunOptions{Dir: loc.dir, ConfigDir: loc.configDir, DataDir: loc.dataDir}
+	o := RunOptions{Dir: loc.dir, ConfigDir: loc.configDir, DataDir: loc.dataDir, MetricsListen: *metricsListen}
 	o.Env = env
 	o.Log = stderr
 	started := false

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"time"
 
+	gkmetrics "github.com/govkit/govkit/internal/metrics"
 	"github.com/govkit/govkit/internal/preflight"
 	"github.com/govkit/govkit/notify/config"
 )
@@ -50,6 +51,9 @@ type RunOptions struct {
 	Ready func(addr string)
 	// RSABits is the size of a newly generated RSA key pair (0: 4096).
 	RSABits int
+	// MetricsListen, when set, serves /metrics there too, on a listener
+	// of its own that any scraper may read (--metrics-listen).
+	MetricsListen string
 }
 
 // Run starts the notification service of a deployment directory and serves
@@ -103,6 +107,18 @@ func Run(ctx context.Context, o RunOptions) error {
 			logger.Error("close", "err", err)
 		}
 	}()
+	if o.MetricsListen != "" {
+		url, stop, err := gkmetrics.Listen(o.MetricsListen, app.Server.metrics.reg, logger)
+		if err != nil {
+			return fmt.Errorf("--metrics-listen: %w", err)
+		}
+		logger.Info("listening", "service", "metrics", "url", url)
+		defer func() {
+			c, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
+			defer cancel()
+			_ = stop(c)
+		}()
+	}
 	_, stopInbound, err := app.startInbound(ctx, InboundOptions{
 		Addr: inboundAddr(cfg.Host, cfg.Email.InboundSMTPServer.ListeningSMTPPort), Certificate: deploymentCertificate(tlsCfg),
 		HTTPHost: selfHTTPHost(cfg, tlsCfg != nil), Logger: logger,

@@ -11,11 +11,13 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -68,7 +70,7 @@ func TestRun(t *testing.T) {
 		logs := &syncBuffer{}
 		go func() {
 			done <- httpapi.Run(ctx, httpapi.RunOptions{Dir: dir, DataDir: data, Env: map[string]string{}, Log: logs, RSABits: 2048,
-				Ready: func(addr string) { ready <- addr }})
+				MetricsListen: "127.0.0.1:0", Ready: func(addr string) { ready <- addr }})
 		}()
 		var url string
 		select {
@@ -85,6 +87,21 @@ func TestRun(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
 			t.Fatalf("health %d", resp.StatusCode)
+		}
+		// --metrics-listen: the metrics on a listener of their own, for
+		// any scraper
+		m := regexp.MustCompile(`"service":"metrics","url":"([^"]+)"`).FindStringSubmatch(logs.String())
+		if m == nil {
+			t.Fatalf("no metrics listener logged:\n%s", logs.String())
+		}
+		resp, err = http.Get(m[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		metricsText, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(metricsText), `notify_http_requests_total{route="GET /api/health",status="200"} 1`) {
+			t.Fatalf("metrics listener:\n%s", metricsText)
 		}
 		// the access token in a query string is never logged
 		resp, err = http.Get(url + "/api/subscriptions?access_token=SECRET-TOKEN-VALUE&unsubscriptionCode=99999")

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.mongodb.org/mongo-driver/v2/bson"
 
+	gkmetrics "github.com/govkit/govkit/internal/metrics"
 	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/mongostore"
@@ -104,4 +105,12 @@ func (c *workCollector) read() []prometheus.Metric {
 			prometheus.MustNewConstMetric(descStalled, prometheus.GaugeValue, stalled))
 	}
 	return out
+}
+
+// MetricNames lists every metric /metrics serves, series or not yet (the
+// alert rules' test checks the names the rules use against it).
+func MetricNames() []string {
+	m := newMetrics()
+	m.reg.MustRegister(&workCollector{})
+	return gkmetrics.Names(m.reg)
 }

@@ -38,13 +38,78 @@ app.kubernetes.io/managed-by: {{ .root.Release.Service }}
 {{- end }}
 {{- end }}
 
-{{/* The image, never "latest": a release must name what it runs. */}}
+{{/* The image: a repository you pushed to, never "latest". */}}
 {{- define "govkit.image" -}}
+{{- $repo := required "image.repository: name the registry and repository you pushed govkit's image to (docker build -t REGISTRY/govkit:TAG . && docker push REGISTRY/govkit:TAG; no image is published for you)" .Values.image.repository }}
 {{- $tag := .Values.image.tag | default .Chart.AppVersion | toString }}
 {{- if or (eq $tag "latest") (eq $tag "") }}
 {{- fail "image.tag: name a version (latest is not allowed)" }}
 {{- end }}
-{{- printf "%s:%s" .Values.image.repository $tag }}
+{{- printf "%s:%s" $repo $tag }}
+{{- end }}
+
+{{/* How many notify nodes run: the primary and the secondaries. */}}
+{{- define "govkit.notifyNodes" -}}
+{{- if .Values.autoscaling.enabled }}{{ add 1 (max 1 .Values.autoscaling.minReplicas) }}{{ else }}{{ add 1 .Values.replicaCount }}{{ end }}
+{{- end }}
+
+{{/* How many platform replicas may run. */}}
+{{- define "govkit.platformReplicas" -}}
+{{- $d := .Values.docplatform }}
+{{- if $d.autoscaling.enabled }}{{ max 2 $d.autoscaling.maxReplicas }}{{ else }}{{ $d.replicaCount }}{{ end }}
+{{- end }}
+
+{{/* The Redis URL of the platform, or "" without a Redis. */}}
+{{- define "govkit.platformRedisURL" -}}
+{{- if .Values.docplatform.redisURL }}{{ .Values.docplatform.redisURL }}
+{{- else if .Values.redis.host }}
+{{- if (include "govkit.redisSecret" . | fromJson).name }}{{ printf "redis://:$(REDIS_PASSWORD)@%s:%v/0" .Values.redis.host .Values.redis.port }}
+{{- else }}{{ printf "redis://%s:%v/0" .Values.redis.host .Values.redis.port }}{{ end }}
+{{- end }}
+{{- end }}
+
+{{/* notify's httpHost: the value, else the first ingress host. */}}
+{{- define "govkit.httpHost" -}}
+{{- if .Values.httpHost }}{{ .Values.httpHost }}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts }}
+{{- printf "%s://%s" (ternary "https" "http" (gt (len .Values.ingress.tls) 0)) (first .Values.ingress.hosts).host }}
+{{- end }}
+{{- end }}
+
+{{/* prometheus.io annotations of a pod whose metrics are on port, as YAML. */}}
+{{- define "govkit.metricsAnnotations" -}}
+{{- if and .root.Values.metrics.enabled .root.Values.metrics.podAnnotations }}
+prometheus.io/scrape: "true"
+prometheus.io/port: {{ .port | quote }}
+prometheus.io/path: /metrics
+{{- end }}
+{{- end }}
+
+{{/* Refusals: settings that would start pods that cannot work together. */}}
+{{- define "govkit.validate" -}}
+{{- $d := .Values.docplatform }}
+{{- if and $d.enabled (gt (int (include "govkit.platformReplicas" .)) 1) }}
+{{- $missing := list }}
+{{- if not (and $d.existingSecret (has "DATABASE_URL" $d.secretKeys)) }}{{ $missing = append $missing "DATABASE_URL (a PostgreSQL URL in docplatform.existingSecret, listed in docplatform.secretKeys)" }}{{ end }}
+{{- if not (and $d.existingSecret (has "COOKIE_SECRET" $d.secretKeys)) }}{{ $missing = append $missing "COOKIE_SECRET (in docplatform.existingSecret, listed in docplatform.secretKeys)" }}{{ end }}
+{{- if not (include "govkit.platformRedisURL" .) }}{{ $missing = append $missing "REDIS_URL (redis.host or docplatform.redisURL)" }}{{ end }}
+{{- if not (hasPrefix "s3://" (toString ($d.env.DOCUMENT_STORAGE | default ""))) }}{{ $missing = append $missing "DOCUMENT_STORAGE=s3://bucket/prefix (docplatform.env)" }}{{ end }}
+{{- if $missing }}
+{{- fail (printf "docplatform: more than one replica needs shared state, or each pod keeps its own SQLite, documents and counters on an emptyDir; missing: %s. Set them, or docplatform.replicaCount: 1 with autoscaling off." (join "; " $missing)) }}
+{{- end }}
+{{- end }}
+{{- if not (or .Values.mongodb.hosts .Values.mongodb.uriSecret.name) }}
+{{- fail "mongodb: notify needs a MongoDB replica set: set mongodb.hosts (with mongodb.auth) or mongodb.uriSecret; this chart installs none" }}
+{{- end }}
+{{- if and (gt (int (include "govkit.notifyNodes" .)) 1) (not .Values.redis.host) }}
+{{- fail (printf "redis.host: notify runs %s nodes (a primary and replicaCount or autoscaling secondaries), which share their queue in Redis; set redis.host (and redis.auth), or replicaCount: 0 for one node" (include "govkit.notifyNodes" .)) }}
+{{- end }}
+{{- if not (or .Values.smtp.host (contains "smtp" (index .Values.configMap "config.local.js" | default ""))) }}
+{{- fail "smtp.host: notify in production sends through an SMTP server of yours (it refuses to start on the public test-mail service): set smtp.host, smtp.port, smtp.user and smtp.existingSecret" }}
+{{- end }}
+{{- if and .Values.smtp.user (not .Values.smtp.existingSecret) }}
+{{- fail "smtp.existingSecret: smtp.user needs its password from a Secret (key smtp.passwordKey)" }}
+{{- end }}
 {{- end }}
 
 {{/* Pod and container security contexts: the chart's hardening, with the values merged over it. */}}
