@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -171,15 +173,24 @@ func TestDockerfile(t *testing.T) {
 // temporary directory, and returns the binary's path.
 func runBuild(t *testing.T, line string) string {
 	t.Helper()
+	out := filepath.Join(t.TempDir(), "govkit")
+	if err := buildAs(line, out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// buildAs runs the Dockerfile's go build line with the binary going to
+// out.
+func buildAs(line, out string) error {
 	words := shellWords(strings.ReplaceAll(line, "${VERSION}", "test-build"))
 	var env, args []string
 	for len(words) > 0 && strings.Contains(words[0], "=") {
 		env, words = append(env, words[0]), words[1:]
 	}
 	if len(words) < 2 || words[0] != "go" || words[1] != "build" {
-		t.Fatalf("not a go build command: %q", line)
+		return fmt.Errorf("not a go build command: %q", line)
 	}
-	out := filepath.Join(t.TempDir(), "govkit")
 	for i := 2; i < len(words); i++ {
 		if words[i] == "-o" && i+1 < len(words) {
 			words[i+1] = out
@@ -192,9 +203,49 @@ func runBuild(t *testing.T, line string) string {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s: %v\n%s", line, err, stderr.String())
+		return fmt.Errorf("%s: %v\n%s", line, err, stderr.String())
 	}
-	return out
+	return nil
+}
+
+// built is the binary the recipe tests run, made once per test binary by
+// the Dockerfile's own build command (so TestDockerfile's build and this
+// one are the same to Go's build cache).
+var built struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// govkitBinary returns the path of the binary the recipes run.
+func govkitBinary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		var line string
+		for _, in := range parseDockerfile(t, "../Dockerfile") {
+			if in.cmd == "RUN" && strings.Contains(in.args, "go build") {
+				line = in.args
+			}
+		}
+		if built.dir, built.err = os.MkdirTemp("", "govkit-deploy-test-"); built.err != nil {
+			return
+		}
+		built.path = filepath.Join(built.dir, "govkit")
+		built.err = buildAs(line, built.path)
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.path
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
 }
 
 // shellWords splits a command line on spaces, keeping double-quoted parts

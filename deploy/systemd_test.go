@@ -22,7 +22,8 @@ func TestSystemdUnits(t *testing.T) {
 			t.Fatal(err)
 		}
 		text := string(data)
-		for _, want := range []string{"ExecStart=/usr/local/bin/govkit ", "DynamicUser=yes", "NoNewPrivileges=yes", "ProtectSystem=strict", "KillSignal=SIGTERM", "Restart=on-failure"} {
+		for _, want := range []string{"ExecStart=/usr/local/bin/govkit ", "DynamicUser=yes", "User=govkit-", "NoNewPrivileges=yes", "ProtectSystem=strict", "KillSignal=SIGTERM", "Restart=on-failure",
+			"MemoryMax=", "TasksMax=", "EnvironmentFile=/etc/govkit/", "UMask=0077"} {
 			if !strings.Contains(text, want) {
 				t.Errorf("%s lacks %s", u, want)
 			}

@@ -4,7 +4,7 @@
 // Variable names and defaults are the original platform's (SSO_*,
 // FRONTEND_URL, NODE_ENV, THROTTLE_*, API_KEY_*) plus ours (DATABASE_URL,
 // PORT, TRUSTED_PROXIES, RATE_LIMIT_IPV6_PREFIX, REDIS_URL,
-// REDIS_KEY_PREFIX, COOKIE_SECRET,
+// REDIS_KEY_PREFIX, COOKIE_SECRET, COOKIE_SECRET_PREVIOUS,
 // DOCUMENT_STORAGE, DOCUMENT_MAX_BYTES, REVIEW_LOCK_TTL_MS, METRICS_LISTEN). When
 // DOCUMENT_STORAGE is s3://bucket/prefix, the AWS tools' variables say how
 // to reach the store: AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, AWS_REGION
@@ -66,6 +66,10 @@ type Config struct {
 	// lets deployments share one Redis without sharing budgets.
 	RedisKeyPrefix string
 	CookieSecret   string // COOKIE_SECRET: at least 32 characters
+	// CookieSecretPrevious (COOKIE_SECRET_PREVIOUS) is the secret
+	// COOKIE_SECRET replaces, accepted while a rotation is under way
+	// (httpapi.Options.CookieSecretPrevious); "" when none is.
+	CookieSecretPrevious string
 	// DocumentStorage (DOCUMENT_STORAGE) is a directory, default {data
 	// dir}/documents, or s3://bucket/prefix; then S3 is set.
 	DocumentStorage string
@@ -151,6 +155,14 @@ func Load(getenv func(string) string, dataDir string) (Config, error) {
 	absURL("FRONTEND_URL", c.FrontendURL)
 	if c.CookieSecret != "" && len(c.CookieSecret) < MinCookieSecret {
 		problems = append(problems, fmt.Sprintf("COOKIE_SECRET: must be at least %d characters", MinCookieSecret))
+	}
+	c.CookieSecretPrevious = strings.TrimSpace(getenv("COOKIE_SECRET_PREVIOUS"))
+	switch {
+	case c.CookieSecretPrevious == "":
+	case len(c.CookieSecretPrevious) < MinCookieSecret:
+		problems = append(problems, fmt.Sprintf("COOKIE_SECRET_PREVIOUS: must be at least %d characters (or empty)", MinCookieSecret))
+	case c.CookieSecretPrevious == c.CookieSecret:
+		problems = append(problems, "COOKIE_SECRET_PREVIOUS: is COOKIE_SECRET itself; it must be the secret COOKIE_SECRET replaces (or empty)")
 	}
 	if c.AuthServerURL != "" {
 		c.Issuer = sso.IssuerFrom(c.AuthServerURL, c.Realm)

@@ -145,3 +145,37 @@ func TestDeriveKeySeparatesPurposes(t *testing.T) {
 		t.Fatal("keys are not 32 bytes, distinct per purpose and stable")
 	}
 }
+
+func TestCookieSecretPreviousAndMetricsListen(t *testing.T) {
+	for _, c := range []struct {
+		name, key, value, problem string
+	}{
+		{"a previous secret too short is refused", "COOKIE_SECRET_PREVIOUS", "short", "COOKIE_SECRET_PREVIOUS: must be at least"},
+		{"the current secret as the previous one is refused", "COOKIE_SECRET_PREVIOUS", "", "COOKIE_SECRET_PREVIOUS: is COOKIE_SECRET itself"},
+		{"a metrics address without a port is refused", "METRICS_LISTEN", "localhost", "METRICS_LISTEN"},
+		{"a previous secret of 32 characters is taken", "COOKIE_SECRET_PREVIOUS", strings.Repeat("p", 32), ""},
+		{"a metrics port alone is taken", "METRICS_LISTEN", ":9464", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			vars := valid()
+			v := c.value
+			if v == "" && c.problem != "" {
+				v = vars["COOKIE_SECRET"]
+			}
+			vars[c.key] = v
+			cfg, err := config.Load(env(vars), t.TempDir())
+			if c.problem == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if c.key == "COOKIE_SECRET_PREVIOUS" && cfg.CookieSecretPrevious != v || c.key == "METRICS_LISTEN" && cfg.MetricsListen != v {
+					t.Fatalf("%s not taken: %+v", c.key, cfg)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), c.problem) {
+				t.Fatalf("err %v, want %q", err, c.problem)
+			}
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -44,20 +45,41 @@ func (s *Server) newAPIKey() (key, prefix string, hash []byte) {
 // without the secret a stolen table cannot even be checked against guesses.
 //
 // The sum is appended to dst, so a request can keep it in its state.
-func (s *Server) appendAPIKeyHash(dst []byte, key string) []byte {
+func (k *secretKeys) appendAPIKeyHash(dst []byte, key string) []byte {
 	// A keyed HMAC costs five allocations to set up (two SHA-256 states
 	// and the pads); every API-key request needs one, so they are reused.
 	// Reset returns a used one to its keyed initial state.
-	m, _ := s.apiKeyHMACs.Get().(hash.Hash)
+	m, _ := k.apiKeyHMACs.Get().(hash.Hash)
 	if m == nil {
-		m = hmac.New(sha256.New, s.apiKeyMAC)
+		m = hmac.New(sha256.New, k.apiKeyMAC)
 	}
 	m.Reset()
 	// Write only reads the key's bytes: no copy of the string.
 	m.Write(unsafe.Slice(unsafe.StringData(key), len(key)))
 	sum := m.Sum(dst)
-	s.apiKeyHMACs.Put(m)
+	k.apiKeyHMACs.Put(m)
 	return sum
+}
+
+// rekeyAPIKey looks a key up by its hash under COOKIE_SECRET_PREVIOUS and,
+// found, stores its hash under COOKIE_SECRET (current, which the caller
+// computed), so that the key keeps working once the previous secret is
+// dropped. Only while a rotation is under way; a key not found under
+// either is ErrNotFound.
+func (s *Server) rekeyAPIKey(ctx context.Context, raw string, current []byte) (docplatform.APIKeyGrant, error) {
+	old := s.prev.appendAPIKeyHash(nil, raw)
+	grant, err := s.o.Store.APIKeyGrant(ctx, old)
+	if err != nil {
+		return grant, err
+	}
+	if err := s.o.Store.RekeyAPIKey(ctx, grant.KeyID, old, bytes.Clone(current)); err != nil && !errors.Is(err, docplatform.ErrNotFound) {
+		// The key still works under the previous secret; the next use
+		// tries again.
+		s.o.Logger.WarnContext(ctx, "API key not rehashed under the new COOKIE_SECRET", slog.String("key", grant.KeyID), slog.String("error", err.Error()))
+	} else if err == nil {
+		s.o.Logger.InfoContext(ctx, "API key rehashed under the new COOKIE_SECRET", slog.String("key", grant.KeyID))
+	}
+	return grant, nil
 }
 
 // apiKeyView is a key as the settings page sees it: never the key itself.

@@ -13,7 +13,7 @@ import (
 // share them at once: a reused one starts from the keyed state, never from
 // the last key's bytes.
 func TestHashAPIKeyReusesHMACsSafely(t *testing.T) {
-	s := &Server{apiKeyMAC: []byte("0123456789abcdef0123456789abcdef")}
+	s := &Server{secretKeys: &secretKeys{apiKeyMAC: []byte("0123456789abcdef0123456789abcdef")}}
 	want := func(key string) []byte {
 		m := hmac.New(sha256.New, s.apiKeyMAC)
 		m.Write([]byte(key))

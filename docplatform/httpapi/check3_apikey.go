@@ -44,6 +44,9 @@ func (s *Server) apiKeyCheck(rt *Route) func(http.Handler) http.Handler {
 				return
 			}
 			grant, err := s.o.Store.APIKeyGrant(ctx, s.appendAPIKeyHash(st.keyHash[:0], raw))
+			if errors.Is(err, docplatform.ErrNotFound) && s.prev != nil {
+				grant, err = s.rekeyAPIKey(ctx, raw, st.keyHash[:])
+			}
 			if errors.Is(err, docplatform.ErrNotFound) {
 				if err := s.failures.Fail(ctx, failKey); err != nil {
 					s.o.Logger.WarnContext(ctx, "API-key failure counter unavailable", slog.String("error", err.Error()))

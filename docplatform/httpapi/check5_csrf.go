@@ -114,11 +114,11 @@ type csrfHasherState struct {
 	sum   [sha256.Size]byte
 }
 
-func (s *Server) csrfHasher() *csrfHasherState {
-	if c, _ := s.csrfHashers.Get().(*csrfHasherState); c != nil {
+func (k *secretKeys) csrfHasher() *csrfHasherState {
+	if c, _ := k.csrfHashers.Get().(*csrfHasherState); c != nil {
 		return c
 	}
-	return &csrfHasherState{hmac: hmac.New(sha256.New, s.csrfKey)}
+	return &csrfHasherState{hmac: hmac.New(sha256.New, k.csrfKey)}
 }
 
 var zeroByte = []byte{0}
@@ -141,8 +141,13 @@ func (c *csrfHasherState) mac(b csrfBinding, credential string, nonce []byte) []
 func readOnlyBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // csrfBound reports whether tok is a token this platform signed for the
-// given credential (constant time in the MAC comparison).
+// given credential (constant time in the MAC comparison), under
+// COOKIE_SECRET or, while it is being rotated, COOKIE_SECRET_PREVIOUS.
 func (s *Server) csrfBound(tok string, b csrfBinding, credential string) bool {
+	return s.secretKeys.csrfBound(tok, b, credential) || (s.prev != nil && s.prev.csrfBound(tok, b, credential))
+}
+
+func (k *secretKeys) csrfBound(tok string, b csrfBinding, credential string) bool {
 	if len(tok) != csrfTokenLen || credential == "" {
 		return false
 	}
@@ -159,8 +164,8 @@ func (s *Server) csrfBound(tok string, b csrfBinding, credential string) bool {
 	if len(noncePart) != 2*csrfNonceBytes || len(macPart) != 2*csrfMACBytes {
 		return false
 	}
-	c := s.csrfHasher()
-	defer s.csrfHashers.Put(c)
+	c := k.csrfHasher()
+	defer k.csrfHashers.Put(c)
 	var mac [csrfMACBytes]byte
 	if _, err := hex.Decode(c.nonce[:], readOnlyBytes(noncePart)); err != nil {
 		return false

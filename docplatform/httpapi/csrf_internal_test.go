@@ -43,7 +43,7 @@ func referenceCSRFBound(key []byte, tok string, b csrfBinding, credential string
 // to a dot, a non-hex or an upper-case digit, parts moved, the other
 // session's credential, the other binding).
 func TestCSRFBoundAgreesWithThePlainReading(t *testing.T) {
-	s := &Server{csrfKey: []byte("0123456789abcdef0123456789abcdef")}
+	s := &Server{secretKeys: &secretKeys{csrfKey: []byte("0123456789abcdef0123456789abcdef")}}
 	const access, refresh = "access-token-of-the-session", "refresh-token-of-the-session"
 	rng := rand.New(rand.NewPCG(1, 2))
 	alphabet := "0123456789abcdefABCDEF.g-"

@@ -44,6 +44,10 @@ func (s *Server) openLogins(r *http.Request) []pendingLogin {
 		return nil
 	}
 	plain, err := s.loginAEAD.Open(nil, raw[:ns], raw[ns:], []byte(cookieLogin))
+	if err != nil && s.prev != nil {
+		// sealed before COOKIE_SECRET was rotated
+		plain, err = s.prev.loginAEAD.Open(nil, raw[:ns], raw[ns:], []byte(cookieLogin))
+	}
 	if err != nil {
 		return nil
 	}

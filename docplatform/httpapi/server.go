@@ -22,8 +22,6 @@ package httpapi
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -58,6 +56,12 @@ type Options struct {
 	PostLogoutRedirectURI string // default FrontendURL
 	SecureCookies         bool   // false only for NODE_ENV development/test
 	CookieSecret          string // keys the login-state cookie, the API-key HMAC and the CSRF tokens
+	// CookieSecretPrevious, while COOKIE_SECRET is being rotated, is the
+	// secret it replaces: login-state cookies and CSRF tokens made under
+	// it are still accepted, and an API key hashed under it is found and
+	// rehashed under CookieSecret at its first use. "" accepts only
+	// CookieSecret.
+	CookieSecretPrevious string
 
 	GlobalLimit, AuthLimit, RefreshLimit ratelimit.Rule
 	// APIKeyFailures: Limit failures per Window per client IP.
@@ -120,14 +124,14 @@ type Options struct {
 // Server serves the platform's API. Create it with New; it is an
 // http.Handler. Close flushes pending API-key last-use times.
 type Server struct {
-	o              Options
-	mux            *http.ServeMux
-	routes         []Route
-	loginAEAD      cipher.AEAD
-	apiKeyMAC      []byte
-	apiKeyHMACs    sync.Pool // of hash.Hash keyed with apiKeyMAC
-	csrfKey        []byte
-	csrfHashers    sync.Pool // of *csrfHasherState
+	o      Options
+	mux    *http.ServeMux
+	routes []Route
+	// secretKeys are COOKIE_SECRET's; prev are COOKIE_SECRET_PREVIOUS's
+	// while it is being rotated (nil otherwise), accepted but never used
+	// to make anything new.
+	*secretKeys
+	prev           *secretKeys
 	failures       ratelimit.Failures
 	uses           *useRecorder
 	frontendOrigin string
@@ -188,19 +192,23 @@ func New(o Options) (*Server, error) {
 			return nil, errors.New("httpapi: every limit needs a positive Limit and Window")
 		}
 	}
-	block, err := aes.NewCipher(config.DeriveKey(o.CookieSecret, "login-state cookie"))
+	keys, err := newSecretKeys(o.CookieSecret)
 	if err != nil {
 		return nil, err
 	}
-	aead, err := cipher.NewGCM(block)
-	if err != nil {
-		return nil, err
+	var prev *secretKeys
+	if o.CookieSecretPrevious != "" {
+		if len(o.CookieSecretPrevious) < config.MinCookieSecret {
+			return nil, errors.New("httpapi: CookieSecretPrevious too short")
+		}
+		if prev, err = newSecretKeys(o.CookieSecretPrevious); err != nil {
+			return nil, err
+		}
 	}
 	s := &Server{
 		o:              o,
-		loginAEAD:      aead,
-		apiKeyMAC:      config.DeriveKey(o.CookieSecret, "api-key hmac"),
-		csrfKey:        config.DeriveKey(o.CookieSecret, "csrf token"),
+		secretKeys:     keys,
+		prev:           prev,
 		failures:       ratelimit.Failures{Store: o.Counters, Max: o.APIKeyFailures.Limit, Window: o.APIKeyFailures.Window},
 		frontendOrigin: origin(fu),
 		postLogout:     o.PostLogoutRedirectURI,

@@ -38,6 +38,10 @@ type Store interface {
 	APIKeyGrant(ctx context.Context, hash []byte) (docplatform.APIKeyGrant, error)
 	APIKeyForGroup(ctx context.Context, groupID string) (docplatform.APIKey, error)
 	RegenerateAPIKey(ctx context.Context, groupID, prefix string, hash []byte) (docplatform.APIKey, error)
+	// RekeyAPIKey replaces key id's lookup hash from with to (the same key
+	// hashed under a new COOKIE_SECRET); ErrNotFound when the key no
+	// longer has hash from (regenerated, deleted, or rekeyed already).
+	RekeyAPIKey(ctx context.Context, id string, from, to []byte) error
 	DeleteAPIKey(ctx context.Context, groupID string) error
 	// RecordAPIKeyUse saves last-use times by key id, in one batch.
 	RecordAPIKeyUse(ctx context.Context, used map[string]time.Time) error

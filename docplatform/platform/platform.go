@@ -58,12 +58,12 @@ type Platform struct {
 	// Shutdown.
 	Uploads *upload.Manager
 
-	counters   io.Closer
-	redis      *redis.Client
+	counters io.Closer
+	redis    *redis.Client
 	// stopMetrics stops the metrics listener (nil: none).
 	stopMetrics func(context.Context) error
-	stopSweep  context.CancelFunc
-	sweepEnded chan struct{}
+	stopSweep   context.CancelFunc
+	sweepEnded  chan struct{}
 }
 
 // Hooks are test-only observers of a running platform.
@@ -187,7 +187,7 @@ func StartWithHooks(ctx context.Context, cfg config.Config, addr string, ln net.
 	api, err := httpapi.New(httpapi.Options{
 		OIDC: oc, Store: httpapi.WithResources(store, res), RouteMaxBody: httpapi.ResourceBodyLimits(res),
 		FrontendURL: cfg.FrontendURL, PostLogoutRedirectURI: cfg.PostLogoutRedirectURI,
-		SecureCookies: cfg.SecureCookies, CookieSecret: cfg.CookieSecret,
+		SecureCookies: cfg.SecureCookies, CookieSecret: cfg.CookieSecret, CookieSecretPrevious: cfg.CookieSecretPrevious,
 		GlobalLimit: cfg.GlobalLimit, AuthLimit: cfg.AuthLimit, RefreshLimit: cfg.RefreshLimit,
 		APIKeyFailures: ratelimit.Rule{Limit: cfg.APIKeyMaxFailedAttempts, Window: cfg.APIKeyFailedWindow},
 		Counters:       counters, ClientIP: cfg.TrustedProxies, IPv6LimitPrefix: cfg.RateLimitIPv6Prefix, Logger: log,

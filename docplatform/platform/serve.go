@@ -40,6 +40,7 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 		fmt.Fprintln(stderr, "            with s3://: AWS_ENDPOINT_URL[_S3] AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_S3_ADDRESSING_STYLE")
 		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
 		fmt.Fprintln(stderr, "            METRICS_LISTEN (host:port of a listener serving /metrics only)")
+		fmt.Fprintln(stderr, "            COOKIE_SECRET_PREVIOUS (while rotating COOKIE_SECRET: the secret it replaces)")
 		fs.PrintDefaults()
 	}
 	if code, ok := cliflags.Parse(fs, args); !ok {

@@ -166,6 +166,19 @@ func (s *Store) RegenerateAPIKey(ctx context.Context, groupID, prefix string, ha
 	return k, nil
 }
 
+// RekeyAPIKey replaces key id's lookup hash from with to: the same key,
+// hashed under a new COOKIE_SECRET. Nothing else of the key changes. A key
+// that no longer has hash from (regenerated or deleted meanwhile, or
+// rekeyed by another replica) is ErrNotFound.
+func (s *Store) RekeyAPIKey(ctx context.Context, id string, from, to []byte) error {
+	const what = "rekey API key"
+	if len(from) == 0 || len(to) == 0 {
+		return notFound(what)
+	}
+	res, err := s.w.ExecContext(ctx, `UPDATE api_keys SET key_hash = $3 WHERE id = $1 AND key_hash = $2`, id, from, to)
+	return affected(what, res, err)
+}
+
 // DeleteAPIKey removes a group's key, also of a soft-deleted group (so an
 // operator can clean up). No key: ErrNotFound.
 func (s *Store) DeleteAPIKey(ctx context.Context, groupID string) error {
