@@ -135,25 +135,25 @@ func unitEnv(t *testing.T, u unit, root string) []string {
 }
 
 // startServe runs a serve command in the background until the test ends
-// and returns what it printed after prefix, and the lines before.
-func startServe(t *testing.T, bin string, env []string, prefix string, args ...string) (string, []string) {
+// and returns the first submatch of ready in its output (stdout and
+// stderr), and the lines before it.
+func startServe(t *testing.T, bin string, env []string, ready *regexp.Regexp, args ...string) (string, []string) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir()}, env...)
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	pr, pw := io.Pipe()
+	cmd.Stdout, cmd.Stderr = pw, pw
+	stdout := pr
 	must(t, cmd.Start())
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); pw.Close(); close(exited) }()
 	t.Cleanup(func() {
 		cmd.Process.Signal(os.Interrupt)
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
 		select {
-		case <-done:
+		case <-exited:
 		case <-time.After(30 * time.Second):
 			cmd.Process.Kill()
-			<-done
+			<-exited
 		}
 	})
 	lines := make(chan string)
@@ -166,18 +166,19 @@ func startServe(t *testing.T, bin string, env []string, prefix string, args ...s
 	}()
 	var before []string
 	for line := range lines {
-		if _, u, ok := strings.Cut(line, prefix); ok {
+		if m := ready.FindStringSubmatch(line); m != nil {
 			go func() {
 				for range lines {
 				}
 			}()
-			return strings.TrimSpace(u), before
+			return m[1], before
 		}
 		before = append(before, line)
 	}
-	t.Fatalf("govkit %v stopped before serving:\n%s", args, stderr.String())
+	t.Fatalf("govkit %v stopped before serving:\n%s", args, strings.Join(before, "\n"))
 	return "", nil
 }
+
 
 func getStatus(t *testing.T, url string, header ...string) (int, []byte) {
 	t.Helper()
@@ -254,7 +255,7 @@ func TestSystemdRecipeRuns(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("admin add: exit %d\n%s", code, out)
 		}
-		url, _ := startServe(t, bin, env, "notify: serving ", serve...)
+		url, _ := startServe(t, bin, env, regexp.MustCompile(`^notify: serving (\S+)`), serve...)
 		if code, _ := getStatus(t, url+"/health"); code != 200 {
 			t.Fatalf("health %d", code)
 		}
@@ -290,14 +291,14 @@ func TestSystemdRecipeRuns(t *testing.T) {
 		if strings.Contains(out, "warn") {
 			t.Errorf("the recipe's settings draw warnings:\n%s", out)
 		}
-		url, before := startServe(t, bin, env, "document platform listening on ", serve...)
+		url, before := startServe(t, bin, env, regexp.MustCompile(`"msg":"listening","url":"([^"]+)"`), serve...)
 		if code, _ := getStatus(t, url+"/api/health"); code != 200 {
 			t.Fatalf("health %d", code)
 		}
 		metricsURL := ""
 		for _, l := range before {
-			if _, u, ok := strings.Cut(l, "metrics on "); ok {
-				metricsURL = u
+			if m := regexp.MustCompile(`"msg":"metrics listening","url":"([^"]+)"`).FindStringSubmatch(l); m != nil {
+				metricsURL = m[1]
 			}
 		}
 		if code, body := getStatus(t, metricsURL); code != 200 || !bytes.Contains(body, []byte(`docplatform_http_requests_total{route="GET /api/health",status="200"} 1`)) {
