@@ -314,6 +314,9 @@ func TestComposeRecipeRuns(t *testing.T) {
 		if !strings.Contains(out, "ok    config") {
 			t.Errorf("%s: the config does not load:\n%s", name, out)
 		}
+		if strings.Contains(out, "warn") {
+			t.Errorf("%s: the recipe's settings draw warnings:\n%s", name, out)
+		}
 		var want []string
 		switch name {
 		case "notify-primary":

@@ -484,3 +484,89 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestHelmRecipeRuns runs what the chart's pods would run, as far as this
+// machine allows: notify's check-config on the ConfigMap laid out as the
+// volume does, with the pod's arguments and environment (Secrets given
+// test values), and the platform's with its pod environment. The config
+// must load and pass production's rules, and each part must be the one the
+// values name (the hosts do not resolve here, so connecting fails, which
+// check-config reports as it would in the cluster).
+func TestHelmRecipeRuns(t *testing.T) {
+	bin := govkitBinary(t)
+	ms := render(t, filepath.Join(chart, "ci", "production-values.yaml"))
+	secrets := func(name string) string { return "test-" + strings.ToLower(name) + "-0123456789abcdef0123456789abcdef" }
+	for _, d := range []string{"rel-govkit-notify-primary", "rel-govkit-docplatform"} {
+		var dep, configMap manifest
+		for _, m := range ms {
+			switch {
+			case m.kind() == "Deployment" && m.name() == d:
+				dep = m
+			case m.kind() == "ConfigMap":
+				configMap = m
+			}
+		}
+		c := manifest(dep.get("spec", "template", "spec", "containers", 0).(map[string]any))
+		var env []string
+		for _, e := range c.get("env").([]any) {
+			e := manifest(e.(map[string]any))
+			v := e.str("value")
+			if e.get("valueFrom") != nil {
+				v = secrets(e.str("name"))
+				if e.str("name") == "DATABASE_URL" {
+					v = "postgres://govkit:" + v + "@postgres.db.svc:5432/govkit"
+				}
+			}
+			// $(VAR) references, as the kubelet expands them
+			for _, prev := range env {
+				k, pv, _ := strings.Cut(prev, "=")
+				v = strings.ReplaceAll(v, "$("+k+")", pv)
+			}
+			env = append(env, e.str("name")+"="+v)
+		}
+		root := t.TempDir()
+		var args []string
+		for _, a := range c.get("args").([]any) {
+			args = append(args, a.(string))
+		}
+		var check []string
+		switch args[0] {
+		case "notify":
+			for _, it := range dep.get("spec", "template", "spec", "volumes", 0, "configMap", "items").([]any) {
+				it := manifest(it.(map[string]any))
+				p := filepath.Join(root, "app/src", it.str("path"))
+				must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+				must(t, os.WriteFile(p, []byte(configMap.str("data", it.str("key"))), 0o644))
+			}
+			check = []string{"notify", "check-config", "--dir", filepath.Join(root, "app"), "--data-dir", filepath.Join(root, "data")}
+		case "docplatform":
+			check = []string{"docplatform", "check-config", "--data-dir", filepath.Join(root, "data")}
+		}
+		code, out := runBinary(t, bin, env, "", check...)
+		t.Logf("%s: govkit %s\n%s", d, strings.Join(check, " "), out)
+		if code != 1 || !strings.Contains(out, "ok    config") {
+			t.Errorf("%s: check-config exit %d, want 1 with the config loaded", d, code)
+		}
+		var want []string
+		if args[0] == "notify" {
+			want = []string{"store         mongodb mongodb://notify-bc@mongo-0.mongo:27017,mongo-1.mongo:27017,mongo-2.mongo:27017/notify-bc?replicaSet=rs0",
+				"queue         redis redis.cache.svc:6379", "SMTP          smtp smtp.example.org:465 (TLS) as notify@example.org",
+				"inbound SMTP  listener 0.0.0.0:2525 for notify.example.org", `NODE_ENV="production", primary`}
+		} else {
+			want = []string{"database           postgresql postgres://govkit@postgres.db.svc:5432/govkit (variable DATABASE_URL)",
+				"redis              redis redis://redis.cache.svc:6379/0 (variable REDIS_URL)",
+				"document storage   s3 s3://govkit-documents/prod", `NODE_ENV="production", public URL https://docs.example.org`}
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: check-config does not say %q", d, w)
+			}
+		}
+		if strings.Contains(out, "warn") {
+			t.Errorf("%s: the chart's settings draw warnings", d)
+		}
+		if strings.Contains(out, secrets("MONGODB_PASSWORD")) || strings.Contains(out, secrets("REDIS_PASSWORD")) {
+			t.Errorf("%s: a secret in check-config's output", d)
+		}
+	}
+}

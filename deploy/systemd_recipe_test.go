@@ -243,7 +243,7 @@ func TestSystemdRecipeRuns(t *testing.T) {
 			}
 		}
 		code, out := runBinary(t, bin, env, "", append([]string{"notify", "check-config"}, deployment...)...)
-		if code != 0 {
+		if code != 0 || strings.Contains(out, "warn") {
 			t.Fatalf("check-config: exit %d\n%s", code, out)
 		}
 		for _, want := range []string{"ok    store         embedded", "ok    SMTP          smtp 127.0.0.1:" + smtpPort + " as notify@example.org", `NODE_ENV="production"`} {
