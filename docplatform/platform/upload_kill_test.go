@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,6 +133,36 @@ func TestKillingAReplicaAtEachStepOfAnUpload(t *testing.T) {
 					k.expectExactly(t, want)
 				})
 			}
+			// A replica that only stalled (stopped by the hook, not
+			// killed) while two sweepers take its upload over, as they
+			// would after upload.Abandoned, and then carries on: the
+			// upload ends either answered 201 and listed whole (the
+			// sweepers committed it and the replica learns so) or failed
+			// and gone — never listed without its bytes, never answered
+			// 201 without being listed.
+			for _, step := range []struct {
+				at   upload.State
+				kept bool
+			}{{upload.Receiving, false}, {upload.Stored, true}, {upload.Completed, true}} {
+				t.Run("stalled when "+step.at.String()+" while two sweepers take over", func(t *testing.T) {
+					data := randomData(t, s3store.MinPartSize+(1<<20))
+					name := "stalled-" + step.at.String() + ".bin"
+					victim, answered := k.stopAt(t, step.at, name, data)
+					k.sweepTwice(t)
+					if _, err := io.WriteString(victim.stdin, "go on\n"); err != nil {
+						t.Fatal(err)
+					}
+					status := <-answered
+					if got := k.expectReadable(t, name, data); got != (status == http.StatusCreated) || got != step.kept {
+						t.Fatalf("answered %d, listed %v; want listed %v, and 201 exactly when listed", status, got, step.kept)
+					}
+					if step.kept {
+						want[name] = data
+					}
+					k.sweepTwice(t)
+					k.expectExactly(t, want)
+				})
+			}
 		})
 	}
 }
@@ -166,6 +197,21 @@ func newKillRig(t *testing.T, c *cluster, dbURL string, files interface {
 // killDuring starts replica 0 again with the hook set to stop at step,
 // uploads data to it, and SIGKILLs it once it has stopped there.
 func (k *killRig) killDuring(t *testing.T, at upload.State, name string, data []byte) {
+	t.Helper()
+	victim, answered := k.stopAt(t, at, name, data)
+	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-victim.done
+	if status := <-answered; status == http.StatusCreated {
+		t.Fatalf("an upload killed when %s was answered 201", at)
+	}
+}
+
+// stopAt starts replica 0 again with the hook set to stop at step and
+// uploads data to it; it returns once the replica has stopped there, with
+// the channel the upload's status will come on (-1: no answer).
+func (k *killRig) stopAt(t *testing.T, at upload.State, name string, data []byte) (*replica, chan int) {
 	t.Helper()
 	c := k.c
 	victim := c.start("GOVKIT_TEST_UPLOAD_STOP=" + at.String())
@@ -207,13 +253,26 @@ func (k *killRig) killDuring(t *testing.T, at upload.State, name string, data []
 	case <-time.After(2 * time.Minute):
 		t.Fatalf("the upload never reached %s", at)
 	}
-	if err := victim.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
+	return victim, answered
+}
+
+// sweepTwice runs two sweeps at once, as two replicas would, taking over
+// everything however young.
+func (k *killRig) sweepTwice(t *testing.T) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			n, err := upload.New(k.files, k.rows, upload.Options{}).Sweep(context.Background(), time.Now().Add(time.Minute), true)
+			if err != nil {
+				t.Error(err)
+			}
+			t.Logf("sweep: %+v", n)
+		}()
 	}
-	<-victim.done
-	if status := <-answered; status == http.StatusCreated {
-		t.Fatalf("an upload killed when %s was answered 201", at)
-	}
+	wg.Wait()
 }
 
 // replace starts a new process in place of replica i (stopping the old

@@ -449,13 +449,16 @@ func (s *Store) Finish(ctx context.Context, key string, size int64) error {
 
 // partsOf lists the parts of an unfinished multipart upload, as
 // CompleteMultipartUpload wants them, with their total size; nil parts
-// when they are not numbered 1..n without a gap.
+// when they are not numbered 1..n without a gap, or the upload is gone.
 func (s *Store) partsOf(ctx context.Context, object, uploadID string) ([]minio.CompletePart, int64, error) {
 	var parts []minio.CompletePart
 	var total int64
 	marker := 0
 	for {
 		res, err := s.core.ListObjectParts(ctx, s.bucket, object, uploadID, marker, 1000)
+		if minio.ToErrorResponse(err).Code == "NoSuchUpload" {
+			return nil, 0, nil // another process completed or aborted it just now
+		}
 		if err != nil {
 			return nil, 0, storageErr("list parts", err)
 		}

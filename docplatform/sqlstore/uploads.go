@@ -119,6 +119,20 @@ func (s *Store) ForgetUpload(ctx context.Context, key string) error {
 	return dbErr("forget upload", err)
 }
 
+// ClaimUpload makes the caller the one process taking over the upload
+// under key that StaleUploads showed it as changed at since: its time is
+// set to now, so that every other process that saw it at since (and any
+// sweep looking for uploads older than a moment ago) leaves it alone.
+// claimed is false when it changed, or went, meanwhile.
+func (s *Store) ClaimUpload(ctx context.Context, key string, since time.Time) (claimed bool, err error) {
+	res, err := s.w.ExecContext(ctx, `UPDATE uploads SET changed_at = $3 WHERE storage_key = $1 AND changed_at = $2`, key, s.at(since), s.at(s.now()))
+	if err != nil {
+		return false, dbErr("claim upload", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, dbErr("claim upload", err)
+}
+
 // StaleUploads returns up to limit uploads that entered their state
 // before t, oldest first.
 func (s *Store) StaleUploads(ctx context.Context, before time.Time, limit int) ([]docplatform.UploadRecord, error) {

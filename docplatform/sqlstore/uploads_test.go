@@ -109,6 +109,24 @@ func TestUploadRows(t *testing.T) {
 					t.Fatal("reported committed")
 				}
 			})
+			t.Run("of two sweepers that saw an upload at the same time, one claims it", func(t *testing.T) {
+				d := record(t)
+				stale, err := s.StaleUploads(ctx, time.Now().Add(time.Minute), 1000)
+				noErr(t, err)
+				var since time.Time
+				for _, u := range stale {
+					if u.Document.StorageKey == d.StorageKey {
+						since = u.Since
+					}
+				}
+				first, err := s.ClaimUpload(ctx, d.StorageKey, since)
+				noErr(t, err)
+				second, err := s.ClaimUpload(ctx, d.StorageKey, since)
+				noErr(t, err)
+				if !first || second {
+					t.Fatalf("claims %v, %v; want only the first", first, second)
+				}
+			})
 			t.Run("a commit and a discard racing: exactly one wins", func(t *testing.T) {
 				for range 20 {
 					d := record(t)

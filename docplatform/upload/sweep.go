@@ -50,6 +50,17 @@ func (m *Manager) Sweep(ctx context.Context, before time.Time, scan bool) (Swept
 			return n, err
 		}
 		for _, rec := range recs {
+			// One sweeper takes an upload over; others that listed it too
+			// find it claimed and leave it (two finishing one upload at
+			// once could see its object neither staged nor complete while
+			// the other's completion runs, and discard it).
+			claimed, err := m.rows.ClaimUpload(ctx, rec.Document.StorageKey, rec.Since)
+			if err != nil {
+				return n, err
+			}
+			if !claimed {
+				continue
+			}
 			if err := m.takeOver(ctx, rec, &n); err != nil {
 				return n, err
 			}

@@ -29,8 +29,11 @@
 //
 // Every transition is made by Upload.to, in transitions.go; each change of
 // a row is conditioned on the state it leaves, so when two processes move
-// one upload (its replica and a sweeper, or two sweepers) one wins and the
-// other learns what became of it.
+// one upload (its replica and a sweeper) one wins and the other learns
+// what became of it. Sweepers also claim an upload before taking it over
+// (a compare-and-set on the row's time), so that only one of several
+// finishes it: two completing one multipart upload at once could each see
+// it, for a moment, neither staged nor readable, and discard it.
 //
 // What a process that dies between two states leaves, and what the
 // Sweeper of any replica does with it once it is older than Abandoned
@@ -103,6 +106,10 @@ type Rows interface {
 	DeleteDocument(ctx context.Context, id string) error
 	// ForgetUpload: discarding → gone, once the bytes are.
 	ForgetUpload(ctx context.Context, key string) error
+	// ClaimUpload makes the caller the one sweeper taking over an upload
+	// StaleUploads showed as changed at since (it marks it changed now);
+	// false when another process changed it first.
+	ClaimUpload(ctx context.Context, key string, since time.Time) (bool, error)
 	// StaleUploads lists up to limit rows in stored or discarding that
 	// entered their state before t, oldest first.
 	StaleUploads(ctx context.Context, before time.Time, limit int) ([]docplatform.UploadRecord, error)
