@@ -47,7 +47,7 @@ func commands() map[string]command {
 	return map[string]command{
 		"dev":         {"run every part on embedded defaults (SQLite, dev OpenID provider, embedded stores, mail catcher)", runDev},
 		"docplatform": {"the document platform: serve, grant-admin, check-config", runPart("docplatform")},
-		"notify":      {"the notification service: serve, admin, check-config, upgrade", runPart("notify")},
+		"notify":      {"the notification service: serve, admin, check-config, copy-store, upgrade", runPart("notify")},
 		"event":       {"validate Event records, convert them to date form", runPart("event")},
 		"healthcheck": {"GET a health endpoint; exit 0 when it answers 2xx (for container health checks)", runHealthcheck},
 		"version":     {"print the version", runVersion},

@@ -12,6 +12,7 @@ func init() {
 	subcommands["notify"]["serve"] = command{"serve the notification service (NotifyBC 6 API) of a deployment directory", runNotifyServe}
 	subcommands["notify"]["admin"] = command{"add, list, remove administrators or set their passwords (add|set-password|list|remove)", runNotifyAdmin}
 	subcommands["notify"]["check-config"] = command{"read serve's configuration, connect to each part it names, say what works", runNotifyCheckConfig}
+	subcommands["notify"]["copy-store"] = command{"copy the deployment's store (the embedded one) into a MongoDB database", runNotifyCopyStore}
 }
 
 // runNotifyServe reads the environment here, once, and leaves the rest to
@@ -22,6 +23,10 @@ func runNotifyServe(ctx context.Context, args []string, io stdio) int {
 
 func runNotifyAdmin(ctx context.Context, args []string, io stdio) int {
 	return httpapi.AdminMain(ctx, args, environ(), io.in, io.out, io.err)
+}
+
+func runNotifyCopyStore(ctx context.Context, args []string, io stdio) int {
+	return httpapi.CopyStoreMain(ctx, args, environ(), io.out, io.err)
 }
 
 func runNotifyCheckConfig(ctx context.Context, args []string, io stdio) int {
