@@ -35,6 +35,7 @@ import (
 const execEnv = "GOVKIT_TEST_EXEC_GOVKIT"
 
 func TestMain(m *testing.M) {
+	testsvc.ServeFerretDBChild()
 	if os.Getenv(execEnv) == "1" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		code := run(ctx, os.Args[1:], stdio{os.Stdin, os.Stdout, os.Stderr})

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,22 +18,18 @@ import (
 )
 
 // A real `govkit notify serve` process whose parts the test fails for
-// real: the store (FerretDB on the test's PostgreSQL) behind a TCP proxy
-// the test black-holes (a frozen server or a silent network: bytes are
-// accepted and nothing answers) and cuts (a server that is down), and a
-// Redis of the test's own (the queue) that it freezes with SIGSTOP. API
+// real: the store, a FerretDB server process of the test's own (on the
+// test's PostgreSQL database) that it freezes with SIGSTOP (bytes are
+// accepted and nothing answers) and kills with SIGKILL (a server that is
+// down), and a Redis of the test's own (the queue) that it freezes. API
 // calls that need the part are answered 503 with Retry-After and a
 // message naming it — never 401, 403 or a bare 500 — within the
 // datasource's apiTimeoutMS (2 s here; how long each took is logged, not
 // asserted), /api/health says which part is down, what was refused is not
 // half-written, and when the part is back the same process serves again.
 func TestNotifyAnswersOutagesAsOutages(t *testing.T) {
-	ferret := strings.TrimSuffix(testsvc.RequireFerretDB(t), "/")
-	fu, err := url.Parse(ferret)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := testsvc.NewFaultProxy(t, fu.Host)
+	fdb := testsvc.OwnFerretDB(t)
+	ferret := strings.TrimSuffix(fdb.URI, "/")
 	rd := testsvc.OwnRedis(t)
 	c := &cluster{t: t, dir: t.TempDir(), uri: ferret + "/notify", sink: startClusterSink(t, 0)}
 	redisHost, redisPort, _ := net.SplitHostPort(rd.Addr)
@@ -56,8 +51,9 @@ func TestNotifyAnswersOutagesAsOutages(t *testing.T) {
   queue: {connection: {host: %q, port: %s}},
 };
 `, sinkHost, sinkPort, redisHost, redisPort))
-	write("datasources/db.datasource.local.json", fmt.Sprintf(`{"uri": %q, "apiTimeoutMS": 2000}`, store.URL(ferret)+"/notify"))
+	write("datasources/db.datasource.local.json", fmt.Sprintf(`{"uri": %q, "apiTimeoutMS": 2000}`, c.uri))
 	ctx := context.Background()
+	var err error
 	c.store, err = mongostore.Open(ctx, c.uri, mongostore.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -96,11 +92,11 @@ func TestNotifyAnswersOutagesAsOutages(t *testing.T) {
 	}
 
 	for _, fault := range []struct {
-		name string
-		fail func()
+		name       string
+		fail, heal func()
 	}{
-		{"black-holed (frozen, or a silent network)", store.Blackhole},
-		{"refusing connections (down)", store.Refuse},
+		{"frozen (SIGSTOP)", fdb.Pause, fdb.Resume},
+		{"killed (SIGKILL) and started again", fdb.Kill, fdb.Start},
 	} {
 		t.Run("the store "+fault.name, func(t *testing.T) {
 			before := count()
@@ -112,7 +108,7 @@ func TestNotifyAnswersOutagesAsOutages(t *testing.T) {
 			if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, `"MongoDB":{"status":"down"`) {
 				t.Fatalf("health: %d %s", h.status, h.body)
 			}
-			store.Restore()
+			fault.heal()
 			waitFor(t, time.Minute, "the service to answer again", func() bool { return n.answer(t, "GET", "/subscriptions", nil).status == http.StatusOK })
 			if k := count(); k != before {
 				t.Fatalf("%d subscriptions after the outage, want %d: a refused call was kept", k, before)

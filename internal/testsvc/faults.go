@@ -2,16 +2,21 @@ package testsvc
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/FerretDB/FerretDB/ferretdb"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/redis/go-redis/v9"
@@ -214,6 +219,7 @@ type Process struct {
 	t    testing.TB
 	name string
 	args []string
+	env  []string // added to the test's environment
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{}
@@ -221,7 +227,12 @@ type Process struct {
 
 func startProcess(t testing.TB, ready func() error, name string, args ...string) *Process {
 	t.Helper()
-	p := &Process{t: t, name: name, args: args}
+	return startProcessEnv(t, ready, nil, name, args...)
+}
+
+func startProcessEnv(t testing.TB, ready func() error, env []string, name string, args ...string) *Process {
+	t.Helper()
+	p := &Process{t: t, name: name, args: args, env: env}
 	p.Start(ready)
 	t.Cleanup(func() {
 		p.mu.Lock()
@@ -244,6 +255,9 @@ func (p *Process) Start(ready func() error) {
 		p.t.Fatalf("testsvc: %s is already running", p.name)
 	}
 	cmd := exec.Command(p.name, p.args...)
+	if p.env != nil {
+		cmd.Env = append(os.Environ(), p.env...)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	out := &limitedBuffer{max: 64 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -287,6 +301,18 @@ func (p *Process) Stop() {
 		p.cmd.Process.Kill()
 		<-p.done
 	}
+	p.cmd = nil
+}
+
+// Kill ends the process with SIGKILL and waits.
+func (p *Process) Kill() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil {
+		return
+	}
+	p.cmd.Process.Kill()
+	<-p.done
 	p.cmd = nil
 }
 
@@ -421,4 +447,69 @@ func (l *limitedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return string(l.b)
+}
+
+// envFerretDBChild carries the PostgreSQL URL and the address of a
+// FerretDB server process OwnFerretDB starts (the test binary run again).
+const envFerretDBChild = "GOVKIT_TEST_FERRETDB_CHILD"
+
+// ServeFerretDBChild must be called first thing in the TestMain of a
+// package that uses OwnFerretDB: in the process OwnFerretDB started, it
+// runs FerretDB until killed and never returns; elsewhere it does nothing.
+func ServeFerretDBChild() {
+	v := os.Getenv(envFerretDBChild)
+	if v == "" {
+		return
+	}
+	addr, pg, _ := strings.Cut(v, " ")
+	f, err := ferretdb.New(&ferretdb.Config{
+		Listener: ferretdb.ListenerConfig{TCP: addr}, Handler: "postgresql", PostgreSQLURL: pg,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "testsvc: FerretDB:", err)
+		os.Exit(1)
+	}
+	if err := f.Run(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "testsvc: FerretDB:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// OwnedFerretDB is a FerretDB server process of the test's own.
+type OwnedFerretDB struct {
+	*Process
+	URI   string // mongodb://127.0.0.1:port/ (no database)
+	ready func() error
+}
+
+// Start starts it again on the same port and database.
+func (f *OwnedFerretDB) Start() { f.Process.Start(f.ready) }
+
+// OwnFerretDB starts FerretDB (the pinned v1) as a process of its own —
+// the test binary run again; its TestMain must call ServeFerretDBChild —
+// on a free loopback port and a fresh PostgreSQL database of this test,
+// for tests that stop, kill or freeze the store (RequireFerretDB's runs
+// in the test's process, which a signal cannot freeze alone).
+func OwnFerretDB(t testing.TB) *OwnedFerretDB {
+	t.Helper()
+	pg := RequirePostgres(t)
+	indexIDs(t, pg)
+	port, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	f := &OwnedFerretDB{URI: "mongodb://" + addr + "/"}
+	f.ready = func() error {
+		c, err := (&net.Dialer{Timeout: time.Second}).Dial("tcp", addr)
+		if err != nil {
+			return err
+		}
+		c.Close()
+		return nil
+	}
+	f.Process = startProcessEnv(t, f.ready, []string{envFerretDBChild + "=" + addr + " " + pg}, os.Args[0], "-test.run=^$")
+	return f
 }
