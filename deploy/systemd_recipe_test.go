@@ -179,7 +179,6 @@ func startServe(t *testing.T, bin string, env []string, ready *regexp.Regexp, ar
 	return "", nil
 }
 
-
 func getStatus(t *testing.T, url string, header ...string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest("GET", url, nil)
