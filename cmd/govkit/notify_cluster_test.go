@@ -381,8 +381,9 @@ type notificationView struct {
 // a broadcast posted to the primary is sent by the secondaries only; one
 // secondary is killed (SIGKILL) in the middle, and its chunks are taken
 // over when their leases expire (there is no cron in play to re-dispatch
-// them). In the end every subscriber is recorded exactly once, and no
-// subscriber got the mail twice.
+// them). In the end every subscriber is recorded exactly once, as
+// successful, and got the mail: twice at most for the few s1 was sending
+// when it died.
 func TestClusterSurvivesAKilledSecondary(t *testing.T) {
 	const subscribers, chunk = 600, 20
 	c := newCluster(t, clusterConfig{chunkSize: chunk, sinkDelay: 100 * time.Millisecond})
@@ -437,14 +438,9 @@ func TestClusterSurvivesAKilledSecondary(t *testing.T) {
 		recorded[id] = "successful"
 	}
 	for _, f := range d.Failed {
-		if recorded[f.SubscriptionID] != "" {
-			t.Errorf("%s recorded twice", f.SubscriptionID)
-		}
-		recorded[f.SubscriptionID] = "failed"
-		// Only a send the killed node had begun may be unknown.
-		if msg, _ := f.Error["message"].(string); !strings.Contains(msg, "delivery unknown") {
-			t.Errorf("failure of %s: %v", f.SubscriptionID, f.Error)
-		}
+		// A node's death is no subscriber's failure: what it had begun is
+		// sent again.
+		t.Errorf("%s recorded failed: %v", f.SubscriptionID, f.Error)
 	}
 	if len(recorded) != subscribers {
 		t.Fatalf("%d subscribers recorded, want %d", len(recorded), subscribers)
@@ -456,21 +452,24 @@ func TestClusterSurvivesAKilledSecondary(t *testing.T) {
 			t.Errorf("mail to %s sent by node %q; only the secondaries send", dl.to, dl.node)
 		}
 	}
-	for addr, id := range ids {
+	twice := 0
+	for addr := range ids {
 		switch n := perAddress[addr]; {
-		case n > 1:
+		case n == 0:
+			t.Errorf("%s got no mail", addr)
+		case n == 2:
+			twice++
+		case n > 2:
 			t.Errorf("%s got %d mails", addr, n)
-		case recorded[id] == "successful" && n != 1:
-			t.Errorf("%s is recorded successful but got %d mails", addr, n)
 		}
 	}
-	// The unknown ones are at most what s1 had in flight when it died: a
-	// send on each of its 4 SMTP connections, and on each the send just
-	// before, whose outcome was being kept.
-	if len(d.Failed) > 8 {
-		t.Errorf("%d deliveries unknown; more than one node's sends in flight", len(d.Failed))
+	// Twice only where the sink accepted a mail of s1 whose acceptance
+	// s1 never stored: at most a send on each of its 4 SMTP connections,
+	// and on each the send just before, whose outcome was being kept.
+	if twice > 8 {
+		t.Errorf("%d subscribers got the mail twice; more than one node's sends in flight", twice)
 	}
-	t.Logf("%d mails before the kill, %d after; %d unknown", atKill, len(c.sink.deliveries())-atKill, len(d.Failed))
+	t.Logf("%d mails before the kill, %d after; %d subscribers got the mail twice", atKill, len(c.sink.deliveries())-atKill, twice)
 }
 
 // Several nodes share one throttle through Redis: at most max sends in

@@ -146,15 +146,17 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 			if err := d.setState(ctx, n.ID, notify.StateError, nil); err != nil {
 				return err
 			}
-			_, err := d.q.EnqueueFront(ctx, finishJob(n.ID, hdr.Run))
-			return err
+			return d.enqueue(ctx, true, finishJob(n.ID, hdr.Run))
 		}
 		b := d.o.Store.Broadcasts
 		p := mongostore.Plan{ServiceName: n.ServiceName, Channel: n.Channel, Size: d.o.ChunkSize, Pick: inlinePick(n.Dispatch),
 			Written: func(i, candidates int) error {
 				d.co.chunkPlanned(ctx, n.ID, hdr.Run, i, candidates)
-				_, err := d.q.Enqueue(ctx, chunkJob(n.ID, hdr.Run, i))
-				return err
+				if err := d.enqueue(ctx, false, chunkJob(n.ID, hdr.Run, i)); err != nil {
+					return err
+				}
+				hook(ctx, "plan:chunk-written")
+				return nil
 			}}
 		planned, from, err := b.PlannedCandidates(ctx, n.ID)
 		if err != nil {
@@ -173,10 +175,12 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 				}
 				return inner(id)
 			}
+			var jobs []string
 			for i := range from {
-				if _, err := d.q.Enqueue(ctx, chunkJob(n.ID, hdr.Run, i)); err != nil {
-					return err
-				}
+				jobs = append(jobs, chunkJob(n.ID, hdr.Run, i))
+			}
+			if err := d.enqueue(ctx, false, jobs...); err != nil {
+				return err
 			}
 		}
 		chunks, candidates, err := b.PlanChunks(ctx, n.ID, p)
@@ -190,16 +194,21 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 		hdr.Chunks = chunks
 		d.log.Info("notify: broadcast planned", "notification", n.ID.Hex(), "candidates", candidates, "chunks", chunks)
 	}
-	all, err := d.co.planned(ctx, n.ID, hdr.Run, hdr.Chunks)
-	if err != nil {
+	var all bool
+	if err := d.untilLease(ctx, func(ctx context.Context) (err error) {
+		all, err = d.co.planned(ctx, n.ID, hdr.Run, hdr.Chunks)
+		return err
+	}); err != nil {
 		return err
 	}
 	if all {
-		_, err = d.q.EnqueueFront(ctx, finishJob(n.ID, hdr.Run))
-		return err
+		return d.enqueue(ctx, true, finishJob(n.ID, hdr.Run))
 	}
-	done, err := d.co.doneChunks(ctx, n.ID, hdr.Run)
-	if err != nil {
+	var done map[int]bool
+	if err := d.untilLease(ctx, func(ctx context.Context) (err error) {
+		done, err = d.co.doneChunks(ctx, n.ID, hdr.Run)
+		return err
+	}); err != nil {
 		return err
 	}
 	var jobs []string
@@ -208,8 +217,20 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 			jobs = append(jobs, chunkJob(n.ID, hdr.Run, i))
 		}
 	}
-	_, err = d.q.Enqueue(ctx, jobs...)
-	return err
+	return d.enqueue(ctx, false, jobs...)
+}
+
+// enqueue queues jobs (at the front: short jobs others wait for), trying
+// for up to a lease: queueing a known job again is harmless.
+func (d *Dispatcher) enqueue(ctx context.Context, front bool, jobs ...string) error {
+	return d.untilLease(ctx, func(ctx context.Context) (err error) {
+		if front {
+			_, err = d.q.EnqueueFront(ctx, jobs...)
+		} else {
+			_, err = d.q.Enqueue(ctx, jobs...)
+		}
+		return err
+	})
 }
 
 // inlinePick is how a notification the original left half-sent keeps
@@ -257,20 +278,24 @@ func (d *Dispatcher) touch(ctx context.Context, nid notify.ID) {
 // it was the last. A chunk finished again (a job run twice) may queue the
 // finish step again; finishing twice is harmless.
 func (d *Dispatcher) chunkFinished(ctx context.Context, hdr mongostore.Broadcast, index int) error {
-	all, err := d.co.chunkDone(ctx, hdr.NotificationID, hdr.Run, index)
-	if err != nil {
+	var all bool
+	if err := d.untilLease(ctx, func(ctx context.Context) (err error) {
+		all, err = d.co.chunkDone(ctx, hdr.NotificationID, hdr.Run, index)
+		return err
+	}); err != nil {
 		return err
 	}
 	if all {
-		_, err = d.q.EnqueueFront(ctx, finishJob(hdr.NotificationID, hdr.Run))
+		return d.enqueue(ctx, true, finishJob(hdr.NotificationID, hdr.Run))
 	}
-	return err
+	return nil
 }
 
 // finish sets the final state — sent, unless the state was set to error
 // meanwhile — drops the chunks' snapshots, posts the callback and tells
 // the waiting requests.
 func (d *Dispatcher) finish(ctx context.Context, n *notify.Notification, hdr mongostore.Broadcast) error {
+	hook(ctx, "finish")
 	state := notify.StateSent
 	if n.State == notify.StateError {
 		state = notify.StateError
@@ -285,7 +310,7 @@ func (d *Dispatcher) finish(ctx context.Context, n *notify.Notification, hdr mon
 	if url, ok := n.AsyncBroadcastPushNotification.(string); ok && url != "" {
 		d.callback(ctx, n.ID, url)
 	}
-	if err := d.co.setFinished(ctx, n.ID, hdr.Run); err != nil {
+	if err := d.untilLease(ctx, func(ctx context.Context) error { return d.co.setFinished(ctx, n.ID, hdr.Run) }); err != nil {
 		return err
 	}
 	d.signal(n.ID, hdr.Run)

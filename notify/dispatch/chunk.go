@@ -14,165 +14,248 @@ import (
 	"github.com/govkit/govkit/notify/queue"
 )
 
-// Errors recorded for subscribers that were not sent to.
-var (
-	// errDeliveryUnknown: the node sending to this subscriber stopped
-	// between starting the send and recording its outcome. The mail may
-	// have gone; sending it again could deliver it twice, so it is not.
-	errDeliveryUnknown = errors.New("delivery unknown: the node sending this message stopped before recording whether it was accepted; not sent again, to avoid a duplicate")
+// This file is the life of a chunk, drawn in the package doc ("A chunk's
+// life"): one attempt at a chunk job moves through the steps below, each
+// a method of chunkAttempt, and run is the only place that chooses the
+// next one. What happens when a part fails between two steps is decided
+// here and nowhere else; coord.go and notify/mongostore only carry out
+// single reads and writes.
+
+// chunkStep is where an attempt at a chunk is.
+type chunkStep int
+
+const (
+	// stepLoad reads the chunk's recorded results (the store) and its
+	// marks (the queue backend).
+	stepLoad chunkStep = iota
+	// stepResolve sorts the candidates: recorded already, outcome kept
+	// with a mark (to be recorded), or to be sent — never marked, or
+	// marked without an outcome (a mark in doubt: sent again).
+	stepResolve
+	// stepGiveUp records the candidates left as failed without sending:
+	// the chunk failed too often (or once, without guaranteed
+	// processing).
+	stepGiveUp
+	// stepSend runs the subscribers through mark → send → outcome.
+	stepSend
+	// stepFlush stores the outcomes still held in memory; an attempt
+	// that failed passes here before it ends.
+	stepFlush
+	// stepComplete makes the result document whole and marks the chunk
+	// done; the last chunk done queues the finish step.
+	stepComplete
+	// stepEnd ends the attempt with its error (nil: done).
+	stepEnd
 )
 
-// runChunk sends one chunk of a broadcast (see the package doc): the
-// subscribers of its snapshot with no recorded outcome, except those
-// whose send began in an earlier attempt (recorded as failed, delivery
-// unknown). After too many attempts — one without guaranteed processing —
-// the rest are recorded as failed without sending. Outcomes are written in
-// batches as they come; the chunk is then marked complete and, when it is
-// the last, the finish step is queued.
+var stepNames = [...]string{"load", "resolve", "give up", "send", "flush", "complete", "end"}
+
+func (s chunkStep) String() string { return stepNames[s] }
+
+// chunkAttempt is one attempt at a chunk job: what the steps share.
+type chunkAttempt struct {
+	d     *Dispatcher
+	n     *notify.Notification
+	hdr   mongostore.Broadcast
+	index int
+	job   queue.Job
+
+	prior *mongostore.ChunkResults
+	// marks of subscribers whose send began in an earlier attempt: the
+	// outcome kept with the mark, or nil when it is not known.
+	marks map[string]*notify.DispatchResult
+	todo  []*notify.Subscription
+	rec   *recorder
+	// err is the attempt's failure: set by the step that failed, the
+	// attempt still flushes before it ends.
+	err error
+}
+
+// runChunk runs one attempt at chunk index of a broadcast.
 func (d *Dispatcher) runChunk(ctx context.Context, n *notify.Notification, hdr mongostore.Broadcast, index int, j queue.Job) error {
 	d.touch(ctx, n.ID)
-	b := d.o.Store.Broadcasts
-	var prior *mongostore.ChunkResults
+	a := &chunkAttempt{d: d, n: n, hdr: hdr, index: index, job: j}
+	a.rec = &recorder{d: d, nid: n.ID, run: hdr.Run, index: index, started: hdr.Started,
+		stampBounces: d.o.Bounce && n.Channel == notify.ChannelEmail}
+	return a.run(ctx)
+}
+
+// run moves the attempt from step to step: the chunk's state machine.
+//
+//	load ──▶ resolve ──▶ send ──▶ flush ──▶ complete ──▶ end
+//	 │          │                  ▲ │          ▲         ▲
+//	 │          └─ nothing to send─┤ └─ failed ─┼─────────┤
+//	 ├─ attempts spent ─▶ give up──┘            │         │
+//	 ├─ complete already ───────────────────────┘         │
+//	 └─ failed ───────────────────────────────────────────┘
+func (a *chunkAttempt) run(ctx context.Context) error {
+	step := stepLoad
+	for step != stepEnd {
+		step = a.step(ctx, step)
+		if step != stepEnd {
+			hook(ctx, "chunk:"+step.String())
+		}
+	}
+	return a.err
+}
+
+// step does one step and returns the next.
+func (a *chunkAttempt) step(ctx context.Context, s chunkStep) chunkStep {
+	switch s {
+	case stepLoad:
+		return a.load(ctx)
+	case stepResolve:
+		return a.resolve(ctx)
+	case stepGiveUp:
+		return a.giveUp()
+	case stepSend:
+		return a.send(ctx)
+	case stepFlush:
+		return a.flush(ctx)
+	case stepComplete:
+		return a.complete(ctx)
+	}
+	return stepEnd
+}
+
+// fail records the attempt's first failure.
+func (a *chunkAttempt) fail(err error) {
+	if a.err == nil {
+		a.err = err
+	}
+}
+
+// load reads what earlier attempts left: the results stored, and the
+// marks. Marks are read on every attempt: a job released by a node that
+// shut down counts no attempt, but its sends are just as much in doubt.
+func (a *chunkAttempt) load(ctx context.Context) chunkStep {
+	d := a.d
 	err := d.retry(ctx, func(ctx context.Context) (err error) {
-		prior, err = b.BroadcastResults(ctx, n.ID, index)
+		a.prior, err = d.o.Store.Broadcasts.BroadcastResults(ctx, a.n.ID, a.index)
 		return err
 	})
-	if errors.Is(err, notify.ErrNotFound) {
-		return nil // planned again since: not this run's chunk
+	switch {
+	case errors.Is(err, notify.ErrNotFound):
+		return stepEnd // planned again since: not this run's chunk
+	case err != nil:
+		a.fail(err)
+		return stepEnd
+	case a.prior.Complete:
+		return stepComplete
 	}
-	if err != nil {
-		return err
-	}
-	if prior.Complete {
-		return d.chunkFinished(ctx, hdr, index)
-	}
-	recorded := prior.Outcomes()
-	// Marks are read on every attempt: a job released by a node that shut
-	// down counts no attempt, but its cut-short sends are just as unknown.
-	var began map[string]*notify.DispatchResult
+	a.rec.part = a.prior.Parts
 	if d.o.Guaranteed {
-		if began, err = d.co.sending(ctx, n.ID, hdr.Run, index); err != nil {
-			return err
-		}
-	}
-	rec := &recorder{d: d, nid: n.ID, run: hdr.Run, index: index, part: prior.Parts, started: hdr.Started,
-		stampBounces: d.o.Bounce && n.Channel == notify.ChannelEmail}
-	fail := func(id, userChannelID string, err error) {
-		rec.results = append(rec.results, notify.DispatchResult{SubscriptionID: id, UserChannelID: userChannelID, Outcome: notify.DispatchFailed, Error: errorValue(err)})
-	}
-	var todo []*notify.Subscription
-	if j.Attempt > d.o.MaxAttempts {
-		// Give up without reading the snapshot (it may be what fails):
-		// the candidates are in the results.
-		cause := errors.New("not sent: its chunk failed " + strconv.Itoa(j.Attempt-1) + " times")
-		if !d.o.Guaranteed {
-			cause = errors.New("not sent: its chunk failed (guaranteed processing is off)")
-		}
-		d.log.Error("notify: giving up a broadcast chunk", "notification", n.ID.Hex(), "chunk", index, "attempts", j.Attempt-1)
-		for _, id := range prior.Candidates {
-			r, marked := began[id]
-			switch {
-			case recorded[id] != "":
-			case r != nil:
-				rec.results = append(rec.results, *r)
-			case marked:
-				fail(id, "", errDeliveryUnknown)
-			default:
-				fail(id, "", cause)
-			}
-		}
-	} else {
-		var subs []*notify.Subscription
-		err = d.retry(ctx, func(ctx context.Context) (err error) {
-			subs, err = b.BroadcastChunk(ctx, n.ID, index)
+		err := d.untilLease(ctx, func(ctx context.Context) (err error) {
+			a.marks, err = d.co.sending(ctx, a.n.ID, a.hdr.Run, a.index)
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("dispatch: chunk %d: %w", index, err)
-		}
-		for _, sub := range subs {
-			id := sub.ID.Hex()
-			r, marked := began[id]
-			switch {
-			case recorded[id] != "":
-			case r != nil:
-				// sent (or failed) by the node that died, before it
-				// could store the outcome
-				rec.results = append(rec.results, *r)
-			case marked:
-				fail(id, sub.UserChannelID, errDeliveryUnknown)
-			default:
-				todo = append(todo, sub)
-			}
+			a.fail(fmt.Errorf("dispatch: chunk %d: read marks: %w", a.index, err))
+			return stepEnd
 		}
 	}
-	if len(todo) > 0 {
-		if len(recorded)+len(rec.results) > 0 {
-			d.log.Info("notify: resuming a broadcast chunk", "notification", n.ID.Hex(), "chunk", index, "attempt", j.Attempt, "left", len(todo), "unknown", len(rec.results))
-		}
-		p := newPush(n, hdr.HTTPHost)
-		p.started = hdr.Started
-		if err := d.send(ctx, p, hdr.Run, index, todo, rec); err != nil {
-			return err
-		}
+	if a.job.Attempt > d.o.MaxAttempts {
+		return stepGiveUp
 	}
-	if err := rec.flush(ctx); err != nil {
-		return err
-	}
-	final := *prior
-	for _, r := range rec.all {
-		switch r.Outcome {
-		case notify.DispatchSuccessful:
-			final.Successful = append(final.Successful, r.SubscriptionID)
-		case notify.DispatchFailed:
-			final.Failed = append(final.Failed, notify.DispatchFailure{SubscriptionID: r.SubscriptionID, UserChannelID: r.UserChannelID, Error: r.Error})
-		case notify.DispatchSkipped:
-			final.Skipped = append(final.Skipped, r.SubscriptionID)
-		}
-	}
-	final.Parts = rec.part
-	if err := d.retry(ctx, func(ctx context.Context) error { return b.CompleteChunk(ctx, n.ID, index, &final) }); err != nil {
-		return err
-	}
-	d.co.chunkCompleted(ctx, n.ID, hdr.Run, index, rec.part, mongostore.CountChunk(&final))
-	if err := d.co.forgetSending(ctx, n.ID, hdr.Run, index); err != nil {
-		d.log.Warn("notify: marks of a finished chunk not dropped", "notification", n.ID.Hex(), "chunk", index, "err", err)
-	}
-	return d.chunkFinished(ctx, hdr, index)
+	return stepResolve
 }
 
-// send runs the subscribers of a chunk through a pool of
-// Options.Concurrency workers and the recorder. It stops at the first
-// failure of the pipeline itself (a mark or a result that cannot be
-// written), or when ctx ends; what was sent by then is recorded.
-func (d *Dispatcher) send(ctx context.Context, p *push, run string, index int, subs []*notify.Subscription, rec *recorder) error {
-	sendCtx, stop := context.WithCancelCause(ctx)
+// resolve reads the snapshot and sorts its subscribers. A mark with its
+// outcome is a send that ended before its node could store it: recorded
+// as it ended. A mark without one is in doubt — the send began, its end
+// is unknown: the mail is sent (again), as NotifyBC re-sends an
+// interrupted chunk; whoever gets it twice is one whose first mail the
+// server accepted without that acceptance reaching us.
+func (a *chunkAttempt) resolve(ctx context.Context) chunkStep {
+	d := a.d
+	var subs []*notify.Subscription
+	err := d.retry(ctx, func(ctx context.Context) (err error) {
+		subs, err = d.o.Store.Broadcasts.BroadcastChunk(ctx, a.n.ID, a.index)
+		return err
+	})
+	if err != nil {
+		a.fail(fmt.Errorf("dispatch: chunk %d: %w", a.index, err))
+		return stepEnd
+	}
+	recorded := a.prior.Outcomes()
+	inDoubt := 0
+	for _, sub := range subs {
+		id := sub.ID.Hex()
+		r, marked := a.marks[id]
+		switch {
+		case recorded[id] != "":
+		case r != nil:
+			a.rec.results = append(a.rec.results, *r)
+		default:
+			if marked {
+				inDoubt++
+			}
+			a.todo = append(a.todo, sub)
+		}
+	}
+	if len(recorded)+len(a.rec.results)+inDoubt > 0 && len(a.todo) > 0 {
+		d.log.Info("notify: resuming a broadcast chunk", "notification", a.n.ID.Hex(), "chunk", a.index, "attempt", a.job.Attempt,
+			"left", len(a.todo), "kept", len(a.rec.results), "inDoubt", inDoubt)
+	}
+	if len(a.todo) == 0 {
+		return stepFlush
+	}
+	return stepSend
+}
+
+// giveUp records every candidate without an outcome as failed, without
+// reading the snapshot (it may be what fails): the candidates are in the
+// results. Outcomes kept with marks are recorded as they ended.
+func (a *chunkAttempt) giveUp() chunkStep {
+	d := a.d
+	cause := errors.New("not sent: its chunk failed " + strconv.Itoa(a.job.Attempt-1) + " times")
+	if !d.o.Guaranteed {
+		cause = errors.New("not sent: its chunk failed (guaranteed processing is off)")
+	}
+	d.log.Error("notify: giving up a broadcast chunk", "notification", a.n.ID.Hex(), "chunk", a.index, "attempts", a.job.Attempt-1)
+	recorded := a.prior.Outcomes()
+	for _, id := range a.prior.Candidates {
+		switch r := a.marks[id]; {
+		case recorded[id] != "":
+		case r != nil:
+			a.rec.results = append(a.rec.results, *r)
+		default:
+			a.rec.results = append(a.rec.results, notify.DispatchResult{SubscriptionID: id, Outcome: notify.DispatchFailed, Error: errorValue(cause)})
+		}
+	}
+	return stepFlush
+}
+
+// send runs the subscribers left through a pool of Options.Concurrency
+// workers (see deliver for one subscriber's way) and hands each outcome
+// to the recorder, which stores them in batches. A failure of the
+// pipeline (a mark or a result that cannot be written for a lease), or
+// the end of ctx (the lease lost, a shutdown), stops new sends; the sends
+// already past their mark finish, and their outcomes are kept.
+func (a *chunkAttempt) send(ctx context.Context) chunkStep {
+	d := a.d
+	p := newPush(a.n, a.hdr.HTTPHost)
+	p.started = a.hdr.Started
+	feed, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
 	in := make(chan *notify.Subscription)
 	out := make(chan notify.DispatchResult, d.o.Concurrency)
-	var outcomes *outcomeWriter
+	var kept *outcomeWriter
 	if d.o.Guaranteed {
-		outcomes = d.co.keepOutcomes(context.WithoutCancel(ctx), p.n.ID, run, index, 2*d.o.Concurrency)
-		defer func() {
-			if err := outcomes.close(); err != nil {
-				d.log.Warn("notify: outcomes not kept with their marks; a crash before they are stored would record them as unknown", "err", err)
-			}
-		}()
+		kept = d.keepOutcomes(context.WithoutCancel(ctx), a.n.ID, a.hdr.Run, a.index, 2*d.o.Concurrency)
 	}
 	var wg sync.WaitGroup
-	for range min(d.o.Concurrency, len(subs)) {
+	for range min(d.o.Concurrency, len(a.todo)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for sub := range in {
-				r, keep, err := d.deliver(sendCtx, p, run, index, sub, outcomes)
+				r, keep, err := a.deliver(feed, p, sub, kept)
 				if err != nil {
 					stop(err)
 					continue
 				}
-				// A send cut short by the stop is not the subscriber's
-				// failure: its mark stays, and a later attempt records it.
-				if keep && !(r.Outcome == notify.DispatchFailed && sendCtx.Err() != nil) {
+				if keep {
 					out <- r
 				}
 			}
@@ -180,83 +263,196 @@ func (d *Dispatcher) send(ctx context.Context, p *push, run string, index int, s
 	}
 	go func() {
 		defer close(in)
-		for _, sub := range subs {
+		for _, sub := range a.todo {
 			select {
 			case in <- sub:
-			case <-sendCtx.Done():
+			case <-feed.Done():
 				return
 			}
 		}
 	}()
 	go func() { wg.Wait(); close(out) }()
 
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	// Results are written under a context that outlives a lost lease or a
-	// shutdown, so that every send that happened is recorded.
+	// shutdown, so that every send that happened is recorded. Once a
+	// write fails the rest are only collected: the flush step tries once
+	// more, and the outcomes kept with the marks cover what it cannot.
 	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
 	defer cancel()
-	for {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	var writeErr error
+	write := func(fn func() error) {
+		if writeErr != nil {
+			return
+		}
+		if writeErr = fn(); writeErr != nil {
+			stop(writeErr)
+		}
+	}
+	for done := false; !done; {
 		select {
 		case r, ok := <-out:
 			if !ok {
-				return context.Cause(sendCtx)
+				done = true
+				break
 			}
-			if err := rec.add(writeCtx, r); err != nil {
-				stop(err)
-				for range out {
-				}
-				return err
+			a.rec.results = append(a.rec.results, r)
+			if len(a.rec.results) >= d.o.BatchSize {
+				write(func() error { return a.rec.flush(writeCtx) })
 			}
 		case <-tick.C:
-			if err := rec.flush(writeCtx); err != nil {
-				stop(err)
-				for range out {
-				}
-				return err
-			}
+			write(func() error { return a.rec.flush(writeCtx) })
 		}
 	}
+	if kept != nil {
+		if err := kept.close(); err != nil {
+			d.log.Warn("notify: outcomes not kept with their marks; sends whose outcome is not stored either will be sent again", "notification", a.n.ID.Hex(), "chunk", a.index, "err", err)
+		}
+	}
+	if err := context.Cause(feed); err != nil {
+		a.fail(err) // subscribers were left unsent: the job runs again
+	}
+	return stepFlush
+}
+
+// deliver takes one subscriber through filters, merge and send. With
+// guaranteed processing the send is marked in the queue backend at the
+// moment it begins (after any wait for the throttle or a connection) and
+// its outcome kept with the mark, so that a node taking the chunk over
+// knows whose send ended how:
+//
+//	waiting ──▶ marking ──▶ sending ──▶ outcome known ──▶ kept
+//	   │           │
+//	   └─ stopped  └─ mark not written for a lease: not sent (err)
+//	      (cut short: no outcome, keep false)
+//
+// Once the mark is written the send no longer heeds feed: stopping the
+// pipeline lets it finish. A send cut short before its mark is no
+// outcome at all: the subscriber is sent to by a later attempt. keep says
+// whether the outcome is to be stored.
+func (a *chunkAttempt) deliver(feed context.Context, p *push, sub *notify.Subscription, kept *outcomeWriter) (r notify.DispatchResult, keep bool, err error) {
+	d := a.d
+	r = notify.DispatchResult{SubscriptionID: sub.ID.Hex(), UserChannelID: sub.UserChannelID}
+	if !d.wanted(feed, p, sub) {
+		r.Outcome = notify.DispatchSkipped
+		return r, d.recordSkipped(), nil
+	}
+	sendCtx, passMark, release := pastMark(feed)
+	defer release()
+	var markErr error
+	passed := false
+	sendCtx = notify.OnSendStart(sendCtx, func() error {
+		if !passMark() {
+			return context.Cause(feed)
+		}
+		if d.o.Guaranteed {
+			markErr = d.untilLease(context.WithoutCancel(feed), func(ctx context.Context) error {
+				return d.co.markSending(ctx, p.n.ID, a.hdr.Run, a.index, r.SubscriptionID)
+			})
+			if markErr != nil {
+				return markErr
+			}
+		}
+		passed = true
+		return nil
+	})
+	sendErr := d.sendTo(sendCtx, p, sub, sub.UserChannelID)
+	switch {
+	case markErr != nil:
+		return r, false, fmt.Errorf("dispatch: mark send: %w", markErr)
+	case sendErr != nil && !passed && feed.Err() != nil:
+		return r, false, nil // cut short while waiting: not the subscriber's failure
+	case sendErr != nil:
+		r.Outcome, r.Error = notify.DispatchFailed, errorValue(sendErr)
+	default:
+		r.Outcome = notify.DispatchSuccessful
+	}
+	if kept != nil {
+		kept.add(r)
+	}
+	return r, r.Outcome == notify.DispatchFailed || d.recordSuccess(), nil
+}
+
+// pastMark returns a context for one send that ends with feed until
+// passMark is called, and outlives it after: a send is stopped while it
+// waits, never once it may be delivering. passMark reports false when
+// feed ended first. release frees the context.
+func pastMark(feed context.Context) (ctx context.Context, passMark func() bool, release func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(feed))
+	var mu sync.Mutex
+	passed := false
+	stopAfter := context.AfterFunc(feed, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !passed {
+			cancel(context.Cause(feed))
+		}
+	})
+	passMark = func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		if ctx.Err() != nil {
+			return false
+		}
+		passed = true
+		return true
+	}
+	return ctx, passMark, func() { stopAfter(); cancel(nil) }
+}
+
+// flush stores the outcomes held in memory. It runs after every attempt
+// that got as far as its results, failed or not, under a context that
+// outlives the attempt's: what is known is not dropped.
+func (a *chunkAttempt) flush(ctx context.Context) chunkStep {
+	writeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Minute)
+	defer cancel()
+	if err := a.rec.flush(writeCtx); err != nil {
+		a.fail(err)
+	}
+	if a.err != nil {
+		return stepEnd
+	}
+	return stepComplete
+}
+
+// complete folds the chunk's results into its result document, marked
+// complete, drops its marks and records it done. Done already (a job run
+// twice), it only records it done.
+func (a *chunkAttempt) complete(ctx context.Context) chunkStep {
+	d := a.d
+	if !a.prior.Complete {
+		final := *a.prior
+		for _, r := range a.rec.all {
+			switch r.Outcome {
+			case notify.DispatchSuccessful:
+				final.Successful = append(final.Successful, r.SubscriptionID)
+			case notify.DispatchFailed:
+				final.Failed = append(final.Failed, notify.DispatchFailure{SubscriptionID: r.SubscriptionID, UserChannelID: r.UserChannelID, Error: r.Error})
+			case notify.DispatchSkipped:
+				final.Skipped = append(final.Skipped, r.SubscriptionID)
+			}
+		}
+		final.Parts = a.rec.part
+		final.KeepFirstOutcomes()
+		if err := d.retry(ctx, func(ctx context.Context) error {
+			return d.o.Store.Broadcasts.CompleteChunk(ctx, a.n.ID, a.index, &final)
+		}); err != nil {
+			a.fail(err)
+			return stepEnd
+		}
+		d.co.chunkCompleted(ctx, a.n.ID, a.hdr.Run, a.index, a.rec.part, mongostore.CountChunk(&final))
+		if err := d.co.forgetSending(ctx, a.n.ID, a.hdr.Run, a.index); err != nil {
+			d.log.Warn("notify: marks of a finished chunk not dropped", "notification", a.n.ID.Hex(), "chunk", a.index, "err", err)
+		}
+	}
+	a.fail(d.chunkFinished(ctx, a.hdr, a.index))
+	return stepEnd
 }
 
 func (d *Dispatcher) recordSkipped() bool { return d.o.Guaranteed && d.o.LogSkipped }
 
 func (d *Dispatcher) recordSuccess() bool { return d.o.Guaranteed || d.o.Bounce }
-
-// deliver handles one subscriber: filters, merge, send. With guaranteed
-// processing the send is marked in the queue backend at the moment it
-// begins (after any wait for the throttle or a connection) and its outcome
-// kept with the mark, so that a node taking the chunk over after a crash
-// knows whose mail may have gone. keep says whether the outcome is to be
-// recorded; an error is the pipeline's (the mark could not be written),
-// and nothing was sent.
-func (d *Dispatcher) deliver(ctx context.Context, p *push, run string, index int, sub *notify.Subscription, outcomes *outcomeWriter) (r notify.DispatchResult, keep bool, err error) {
-	r = notify.DispatchResult{SubscriptionID: sub.ID.Hex(), UserChannelID: sub.UserChannelID}
-	if !d.wanted(ctx, p, sub) {
-		r.Outcome = notify.DispatchSkipped
-		return r, d.recordSkipped(), nil
-	}
-	sendCtx := ctx
-	var markErr error
-	if d.o.Guaranteed {
-		sendCtx = notify.OnSendStart(ctx, func() error {
-			markErr = d.co.markSending(ctx, p.n.ID, run, index, r.SubscriptionID)
-			return markErr
-		})
-	}
-	if err := d.sendTo(sendCtx, p, sub, sub.UserChannelID); err != nil {
-		if markErr != nil {
-			return r, false, fmt.Errorf("dispatch: mark send: %w", markErr)
-		}
-		r.Outcome, r.Error = notify.DispatchFailed, errorValue(err)
-	} else {
-		r.Outcome = notify.DispatchSuccessful
-	}
-	if outcomes != nil {
-		outcomes.add(r)
-	}
-	return r, r.Outcome == notify.DispatchFailed || d.recordSuccess(), nil
-}
 
 // wanted applies the broadcast filters to one subscriber. A filter applies
 // only when the data it reads is there; an evaluation error is no match.
@@ -287,10 +483,10 @@ func (d *Dispatcher) wanted(ctx context.Context, p *push, sub *notify.Subscripti
 	return true
 }
 
-// recorder writes a chunk's outcomes in batches of Options.BatchSize, as
-// numbered partial documents, and stamps the bounce records of the
-// addresses each batch reached, so a broadcast of any size needs no
-// second pass over its results.
+// recorder writes a chunk's outcomes in batches, as numbered partial
+// documents, and stamps the bounce records of the addresses each batch
+// reached, so a broadcast of any size needs no second pass over its
+// results.
 type recorder struct {
 	d            *Dispatcher
 	nid          notify.ID
@@ -303,14 +499,7 @@ type recorder struct {
 	all          []notify.DispatchResult // written by this attempt
 }
 
-func (r *recorder) add(ctx context.Context, res notify.DispatchResult) error {
-	r.results = append(r.results, res)
-	if len(r.results) >= r.d.o.BatchSize {
-		return r.flush(ctx)
-	}
-	return nil
-}
-
+// flush writes the results held; on failure they stay held.
 func (r *recorder) flush(ctx context.Context) error {
 	if len(r.results) == 0 {
 		return nil

@@ -87,9 +87,15 @@ func (c coordinator) inflightKey(nid notify.ID, run string, index int) string {
 
 // markSending records that a subscriber's send is beginning. It must
 // succeed before the send: after a crash, a subscriber marked without an
-// outcome is one whose mail may or may not have gone.
+// outcome is one whose mail may or may not have gone. Setting it again is
+// harmless, so a write whose reply was lost is simply written again.
 func (c coordinator) markSending(ctx context.Context, nid notify.ID, run string, index int, subscriptionID string) error {
 	return c.c.HSet(ctx, c.inflightKey(nid, run, index), subscriptionID, "").Err()
+}
+
+// keepOutcome stores outcomes with their marks (fields: id, outcome, …).
+func (c coordinator) keepOutcome(ctx context.Context, key string, fields []any) error {
+	return c.c.HSet(ctx, key, fields...).Err()
 }
 
 // sentOutcome is an outcome kept with a mark until the chunk's results
@@ -101,19 +107,24 @@ type sentOutcome struct {
 }
 
 // outcomeWriter keeps outcomes with their marks, so that a node taking a
-// chunk over records them instead of "delivery unknown". It writes in
+// chunk over records them instead of sending again. It writes in
 // batches: one round trip carries the outcomes of every send that ended
-// while the previous one was under way.
+// while the previous one was under way. A write that fails is tried again
+// for up to a lease (Dispatcher.untilLease); meanwhile sends wait for room
+// in its buffer.
 type outcomeWriter struct {
-	c    coordinator
-	key  string
-	in   chan notify.DispatchResult
-	done chan struct{}
-	err  error // the last write's failure
+	write func(ctx context.Context, fields []any) error
+	in    chan notify.DispatchResult
+	done  chan struct{}
+	err   error // the last write's failure
 }
 
-func (c coordinator) keepOutcomes(ctx context.Context, nid notify.ID, run string, index, buffer int) *outcomeWriter {
-	w := &outcomeWriter{c: c, key: c.inflightKey(nid, run, index), in: make(chan notify.DispatchResult, buffer), done: make(chan struct{})}
+func (d *Dispatcher) keepOutcomes(ctx context.Context, nid notify.ID, run string, index, buffer int) *outcomeWriter {
+	key := d.co.inflightKey(nid, run, index)
+	w := &outcomeWriter{in: make(chan notify.DispatchResult, buffer), done: make(chan struct{}),
+		write: func(ctx context.Context, fields []any) error {
+			return d.untilLease(ctx, func(ctx context.Context) error { return d.co.keepOutcome(ctx, key, fields) })
+		}}
 	go w.loop(ctx)
 	return w
 }
@@ -144,7 +155,7 @@ func (w *outcomeWriter) loop(ctx context.Context) {
 				break more
 			}
 		}
-		if err := w.c.c.HSet(ctx, w.key, fields...).Err(); err != nil {
+		if err := w.write(ctx, fields); err != nil {
 			w.err = err
 		}
 	}

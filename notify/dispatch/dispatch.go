@@ -381,6 +381,30 @@ func (d *Dispatcher) retry(ctx context.Context, op func(context.Context) error) 
 	return err
 }
 
+// untilLease runs op, a read or write of the queue backend, until it
+// succeeds or a lease has passed, waiting longer each time (from 50 ms,
+// doubling up to 2 s). A Redis restart or failover lasts seconds; a node
+// that cannot reach Redis for a whole lease has lost its job's lease
+// anyway, and another node takes the work over. Every op given is safe
+// to repeat (a write whose reply was lost is written again). The end of
+// ctx stops it sooner.
+func (d *Dispatcher) untilLease(ctx context.Context, op func(context.Context) error) error {
+	deadline := time.Now().Add(d.q.Lease())
+	wait := 50 * time.Millisecond
+	for {
+		err := op(ctx)
+		if err == nil || ctx.Err() != nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return err
+		}
+		wait = min(2*wait, 2*time.Second)
+	}
+}
+
 // QueueStats reads the counters of the broadcast queue, across the
 // cluster: four counter reads in one round trip.
 func (d *Dispatcher) QueueStats(ctx context.Context) (queue.Stats, error) {

@@ -80,17 +80,71 @@
 // job is leased to its worker and taken back by the queue when the lease
 // is not renewed (the node died): another node resumes it within about a
 // lease (30 s), not after the 10-minute stale-broadcast cron job. Before
-// each send the subscriber is marked in the queue backend; a resumed chunk
-// sends to every subscriber that has neither an outcome nor a mark, and
-// records the marked ones without an outcome as failed, "delivery
-// unknown": their mail may have gone, and sending it again could deliver
-// it twice. So no recorded subscriber is ever sent to twice and every
-// candidate ends with exactly one outcome. A chunk that keeps failing (the
-// store cannot return it) is tried Options.MaxAttempts times with growing
-// waits, then its subscribers without an outcome are recorded as failed.
-// Without guaranteed processing a failed chunk is not tried again: its
-// subscribers without an outcome are recorded as failed, as the original
-// records a failed chunk's whole slice.
+// each send the subscriber is marked in the queue backend, and the
+// outcome is kept with the mark until the chunk's results are stored. A
+// resumed chunk records the outcomes kept with marks, and sends to every
+// subscriber without a recorded or kept outcome — including those marked
+// without one (a mark in doubt: the send began, its end is unknown), as
+// the original re-sends an interrupted chunk. So every candidate ends
+// with exactly one outcome, every subscriber is sent to at least once,
+// and twice only when the server accepted a message whose acceptance
+// never reached us (the node died, or the queue backend lost the
+// outcome, between the server's answer and its record).
+//
+// A chunk that keeps failing (the store cannot return it) is tried
+// Options.MaxAttempts times with growing waits, then its subscribers
+// without an outcome are recorded as failed. Without guaranteed
+// processing a failed chunk is not tried again: its subscribers without
+// an outcome are recorded as failed, as the original records a failed
+// chunk's whole slice.
+//
+// # A chunk's life
+//
+// One attempt at a chunk job is a small state machine (chunk.go, run):
+//
+//	load ──▶ resolve ──▶ send ──▶ flush ──▶ complete ──▶ end
+//	 │          │                  ▲ │          ▲         ▲
+//	 │          └─ nothing to send─┤ └─ failed ─┼─────────┤
+//	 ├─ attempts spent ─▶ give up──┘            │         │
+//	 ├─ complete already ───────────────────────┘         │
+//	 └─ failed ───────────────────────────────────────────┘
+//
+// The steps:
+//
+//   - load: the chunk's results stored so far (the store) and its marks
+//     (the queue backend). Reads are retried: the store's five times, the
+//     queue backend's for up to a lease.
+//   - resolve: the snapshot's subscribers, sorted: recorded already
+//     (left alone); an outcome kept with a mark (recorded as it ended);
+//     the rest, marked in doubt or never marked, to be sent.
+//   - give up: after Options.MaxAttempts, the candidates without an
+//     outcome are recorded as failed, not sent.
+//   - send: a pool sends to the subscribers left. Each goes waiting (for
+//     the throttle, a connection) → marked → sending → outcome known →
+//     kept with its mark → stored in a batch. A mark or outcome that cannot
+//     be written is tried again with growing waits for up to a lease (a
+//     Redis restart or failover); a write whose reply was lost is written
+//     again, harmlessly. When the pipeline fails (a write still failing
+//     after that, results the store refuses) or the attempt's context ends
+//     (the lease lost, a shutdown), no new send begins: sends still waiting
+//     are stopped and leave no outcome (cut short is not the subscriber's
+//     failure), and sends past their mark finish and are recorded.
+//   - flush: the outcomes still in memory are stored, under a context
+//     that outlives the attempt's, before the attempt ends — failed or not.
+//     What the store cannot take is still kept with the marks.
+//   - complete: the chunk's results are folded into one document (a
+//     subscriber's first outcome kept, should a batch have been stored
+//     twice), marked complete, the marks dropped, the chunk recorded done;
+//     the last chunk done queues the finish step.
+//   - end: the attempt's error, if any, makes the queue run the job again
+//     after a backoff; a job whose end cannot be recorded (the queue
+//     backend is away) is taken back when its lease expires.
+//
+// The plan and finish steps write to the queue backend the same way
+// (retried for up to a lease) and are safe to run twice. So the failed
+// list (dispatch.failed) holds only subscribers whose mail or text the
+// provider refused, or whose filter or merge failed, or — after
+// Options.MaxAttempts — whose chunk could not be read.
 //
 // Where we differ from the original, on purpose:
 //
@@ -101,9 +155,6 @@
 //     planned, and sent as they were then (the original fixes the list of
 //     candidate ids then, and reads each chunk's subscriptions when the
 //     chunk runs): a change made during a long broadcast shows in the next.
-//   - After a node dies, subscribers whose send had begun are recorded as
-//     failed with "delivery unknown" instead of being sent again (the
-//     original sends them again, so they may get the mail twice).
 //   - A chunk that cannot be read or written is retried with growing
 //     waits, then its unsent subscribers are recorded as failed; a
 //     broadcast that cannot even be planned ends in state error.

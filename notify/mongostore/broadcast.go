@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -912,4 +913,22 @@ func (s *Store) DeleteDispatch(ctx context.Context, nid notify.ID) (int64, error
 		return n, fmt.Errorf("mongostore: broadcast: %w", err)
 	}
 	return n + res.DeletedCount, nil
+}
+
+// KeepFirstOutcomes drops every outcome of a subscriber but the first
+// (successful, then failed, then skipped, as readers take them), so that
+// a batch stored twice — a write whose reply was lost, written again —
+// counts once when the chunk is completed.
+func (c *ChunkResults) KeepFirstOutcomes() {
+	seen := make(map[string]bool, len(c.Successful)+len(c.Failed)+len(c.Skipped))
+	first := func(id string) bool {
+		if seen[id] {
+			return false
+		}
+		seen[id] = true
+		return true
+	}
+	c.Successful = slices.DeleteFunc(c.Successful, func(id string) bool { return !first(id) })
+	c.Failed = slices.DeleteFunc(c.Failed, func(f notify.DispatchFailure) bool { return !first(f.SubscriptionID) })
+	c.Skipped = slices.DeleteFunc(c.Skipped, func(id string) bool { return !first(id) })
 }
