@@ -114,15 +114,14 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 		ports[l.flag] = fs.Int(l.flag, l.port, "port of "+l.what+" (0: any free port)")
 	}
 	fs.Usage = func() {
-		fmt.Fprint(io.err, devUsage)
-		fs.PrintDefaults()
+		fmt.Fprint(fs.Output(), devUsage)
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, io.out); !ok {
 		return code
 	}
 	if o.tokenLifetime < time.Second {
-		fmt.Fprintln(io.err, "govkit dev: --token-lifetime must be at least 1s")
-		return 2
+		return cliflags.Usagef(fs, "--token-lifetime must be at least 1s")
 	}
 	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
 		fmt.Fprintf(io.err, "govkit dev: %v\n", err)

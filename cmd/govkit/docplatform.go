@@ -13,8 +13,8 @@ import (
 )
 
 func init() {
-	subcommands["docplatform"]["serve"] = command{"serve the document platform, configured by environment variables", runDocplatformServe}
-	subcommands["docplatform"]["check-config"] = command{"read serve's variables, connect to each part they name, say what works", runDocplatformCheckConfig}
+	subcommands["docplatform"]["serve"] = command{summary: "serve the document platform, configured by environment variables", run: runDocplatformServe}
+	subcommands["docplatform"]["check-config"] = command{summary: "read serve's variables, connect to each part they name, say what works", run: runDocplatformCheckConfig}
 }
 
 func runDocplatformCheckConfig(ctx context.Context, args []string, io stdio) int {

@@ -11,10 +11,11 @@ import (
 
 	"github.com/govkit/govkit/docplatform"
 	"github.com/govkit/govkit/docplatform/sqlstore"
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 func init() {
-	subcommands["docplatform"]["grant-admin"] = command{"make a user a system admin (--email or --sub), e.g. the first one", runDocplatformGrantAdmin}
+	subcommands["docplatform"]["grant-admin"] = command{summary: "make a user a system admin (--email or --sub), e.g. the first one", run: runDocplatformGrantAdmin}
 }
 
 func runDocplatformGrantAdmin(ctx context.Context, args []string, io stdio) int {
@@ -33,20 +34,16 @@ func grantAdmin(ctx context.Context, args []string, getenv func(string) string, 
 	sub := fs.String("sub", "", "the provider's subject (user id); the user need not have signed in yet")
 	dataDir := fs.String("data-dir", "./data", "data directory holding the default SQLite database")
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: govkit docplatform grant-admin (--email ADDRESS | --sub SUBJECT) [--data-dir DIR]")
-		fmt.Fprintln(io.err, "\nMakes a user a system admin in the database named by DATABASE_URL.")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "Usage: govkit docplatform grant-admin (--email ADDRESS | --sub SUBJECT) [--data-dir DIR]")
+		fmt.Fprintln(fs.Output(), "\nMakes a user a system admin in the database named by DATABASE_URL")
+		fmt.Fprintln(fs.Output(), "(unset: the SQLite database under --data-dir, as serve's).\n\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := cliflags.Parse(ctx, fs, args, io.out); !ok {
+		return code
 	}
-	if fs.NArg() > 0 || (*email == "") == (*sub == "") {
-		fmt.Fprintln(io.err, "govkit docplatform grant-admin: give exactly one of --email and --sub")
-		fs.Usage()
-		return 2
+	if (*email == "") == (*sub == "") {
+		return cliflags.Usagef(fs, "give exactly one of --email and --sub")
 	}
 	dbURL := strings.TrimSpace(getenv("DATABASE_URL"))
 	if dbURL == "" {

@@ -8,8 +8,8 @@ import (
 
 // The Event CLI lives in package eventcli; this file only registers it.
 func init() {
-	subcommands["event"]["validate"] = command{"check Event records (object, JSON array or NDJSON) against the rules", runEventValidate}
-	subcommands["event"]["to-date"] = command{"convert Event records to date form in a time zone (default America/Vancouver)", runEventToDate}
+	subcommands["event"]["validate"] = command{summary: "check Event records (object, JSON array or NDJSON) against the rules", run: runEventValidate, args: true}
+	subcommands["event"]["to-date"] = command{summary: "convert Event records to date form in a time zone (default America/Vancouver)", run: runEventToDate, args: true}
 }
 
 func runEventValidate(ctx context.Context, args []string, io stdio) int {

@@ -19,7 +19,7 @@ func TestEventCommands(t *testing.T) {
 		{"event lists validate and to-date", []string{"event", "-h"}, "", 0, "to-date", ""},
 		{"validate accepts a valid event", []string{"event", "validate"}, `{"start_date":"2024-12-01"}`, 0, "1 valid, 0 invalid", ""},
 		{"validate reports FILE:LINE: PROPERTY", []string{"event", "validate", "-"}, "\n{\"start_date\":null}", 1, "-:2: start_date: null is not a string", ""},
-		{"validate rejects a bad flag with usage", []string{"event", "validate", "--bogus"}, "", 2, "", "Usage: govkit event validate"},
+		{"validate names a bad flag", []string{"event", "validate", "--bogus"}, "", 2, "", "govkit event validate: unknown flag --bogus\n"},
 		{"to-date converts in Pacific time", []string{"event", "to-date"}, `{"start_datetime":"2024-12-01T07:59:59Z"}`, 0, `{"start_date":"2024-11-30"}`, ""},
 		{"to-date rejects an unknown zone", []string{"event", "to-date", "--tz", "Nowhere/Else"}, "", 2, "", "unknown time zone"},
 	}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 // runHealthcheck is `govkit healthcheck URL`: it GETs a health endpoint and
@@ -18,24 +20,23 @@ func runHealthcheck(ctx context.Context, args []string, io stdio) int {
 	fs.SetOutput(io.err)
 	timeout := fs.Duration("timeout", 5*time.Second, "how long to wait for the answer")
 	fs.Usage = func() {
-		fmt.Fprintln(io.err, "Usage: govkit healthcheck [--timeout 5s] URL")
-		fmt.Fprintln(io.err, "\nExits 0 when GET URL answers 2xx, 1 otherwise (for container health checks).")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "Usage: govkit healthcheck [--timeout 5s] URL")
+		fmt.Fprintln(fs.Output(), "\nExits 0 when GET URL answers 2xx, 1 otherwise (for container health checks).\n\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return 0
-		}
-		return 2
+	if code, ok := cliflags.ParseArgs(ctx, fs, args, io.out); !ok {
+		return code
 	}
-	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+	switch fs.NArg() {
+	case 0:
+		return cliflags.Usagef(fs, "which URL? e.g. http://127.0.0.1:3000/api/health")
+	case 1:
+	default:
+		return cliflags.Usagef(fs, "unexpected argument %q (one URL only)", fs.Arg(1))
 	}
 	u, err := url.Parse(fs.Arg(0))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		fmt.Fprintf(io.err, "govkit healthcheck: %q is not an http(s) URL\n", fs.Arg(0))
-		return 2
+		return cliflags.Usagef(fs, "%q is not an http(s) URL", fs.Arg(0))
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()

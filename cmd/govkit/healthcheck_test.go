@@ -29,7 +29,7 @@ func TestHealthcheck(t *testing.T) {
 		{"a 503 is not", []string{srv.URL + "/down"}, 1, "503"},
 		{"a redirect is not followed", []string{srv.URL + "/moved"}, 1, "302"},
 		{"nothing listening is not healthy", []string{"http://127.0.0.1:1/api/health"}, 1, "healthcheck"},
-		{"a URL is required", nil, 2, "Usage"},
+		{"a URL is required", nil, 2, "govkit healthcheck: which URL?"},
 		{"only http(s) URLs", []string{"file:///etc/passwd"}, 2, "not an http(s) URL"},
 	}
 	for _, c := range cases {

@@ -8,13 +8,17 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"sort"
+	"strings"
 	"syscall"
+
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 // version, when set at build time with -ldflags "-X main.version=…",
@@ -29,9 +33,18 @@ type stdio struct {
 
 // A command runs one subcommand and returns the process exit code:
 // 0 success, 1 the work found a problem, 2 bad usage or a failure to start.
+// Every command follows package cliflags' convention for help and for
+// mistakes in its command line.
 type command struct {
 	summary string
 	run     func(ctx context.Context, args []string, io stdio) int
+	// args is whether the command takes positional arguments (a URL,
+	// files); the others refuse a stray one.
+	args bool
+	// subs are the names of the subcommands a command dispatches to by
+	// itself (notify admin's add, list, …); the parts' subcommands are in
+	// the subcommands table instead.
+	subs []string
 }
 
 // subcommands holds the subcommands of event, docplatform and notify. Each
@@ -45,13 +58,13 @@ var subcommands = map[string]map[string]command{
 
 func commands() map[string]command {
 	return map[string]command{
-		"dev":         {"run every part on embedded defaults (SQLite, dev OpenID provider, embedded stores, mail catcher)", runDev},
-		"docplatform": {"the document platform: serve, grant-admin, check-config", runPart("docplatform")},
-		"notify":      {"the notification service: serve, admin, check-config, copy-store, upgrade", runPart("notify")},
-		"event":       {"validate Event records, convert them to date form", runPart("event")},
-		"healthcheck": {"GET a health endpoint; exit 0 when it answers 2xx (for container health checks)", runHealthcheck},
-		"version":     {"print the version", runVersion},
-		"help":        {"show this help", runHelp},
+		"dev":         {summary: "run every part on embedded defaults (SQLite, dev OpenID provider, embedded stores, mail catcher)", run: runDev},
+		"docplatform": {summary: "the document platform: serve, grant-admin, check-config", run: runPart("docplatform")},
+		"notify":      {summary: "the notification service: serve, admin, check-config, copy-store, upgrade", run: runPart("notify")},
+		"event":       {summary: "validate Event records, convert them to date form", run: runPart("event")},
+		"healthcheck": {summary: "GET a health endpoint; exit 0 when it answers 2xx (for container health checks)", run: runHealthcheck, args: true},
+		"version":     {summary: "print the version", run: runVersion},
+		"help":        {summary: "show the commands, or the usage of one (govkit help notify serve)", run: runHelp, args: true},
 	}
 }
 
@@ -69,51 +82,74 @@ func run(ctx context.Context, args []string, io stdio) int {
 	}
 	cmd, ok := commands()[args[0]]
 	if !ok {
-		switch args[0] {
-		case "-h", "-help", "--help":
+		if isHelp(args[0]) {
 			usage(io.out)
 			return 0
 		}
-		fmt.Fprintf(io.err, "govkit: unknown command %q\n\n", args[0])
-		usage(io.err)
+		cliflags.Fail(io.err, "govkit", unknown(args[0]))
 		return 2
 	}
 	return cmd.run(ctx, args[1:], io)
+}
+
+func isHelp(arg string) bool { return arg == "-h" || arg == "-help" || arg == "--help" }
+
+// unknown says what is wrong with arg where a command name was expected.
+func unknown(arg string) string {
+	if strings.HasPrefix(arg, "-") {
+		return "unknown flag --" + strings.TrimLeft(arg, "-")
+	}
+	return fmt.Sprintf("unknown command %q", arg)
 }
 
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: govkit <command> [arguments]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Commands:")
-	cmds := commands()
+	listCommands(w, commands())
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, `Run "govkit help <command>" (or "govkit <command> --help") for the usage of a command.`)
+}
+
+func listCommands(w io.Writer, cmds map[string]command) {
 	names := make([]string, 0, len(cmds))
 	for name := range cmds {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", name, cmds[name].summary)
+		fmt.Fprintf(w, "  %-13s %s\n", name, cmds[name].summary)
 	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, `Run "govkit <command> -h" for the arguments of a command.`)
 }
 
-func runHelp(_ context.Context, args []string, io stdio) int {
+// runHelp is `govkit help [COMMAND [SUBCOMMAND…]]`: the usage of a
+// command is what `govkit COMMAND SUBCOMMAND… --help` prints.
+func runHelp(ctx context.Context, args []string, io stdio) int {
 	if len(args) == 0 {
 		usage(io.out)
 		return 0
 	}
+	if args[0] == "help" || isHelp(args[0]) {
+		fmt.Fprintln(io.out, "Usage: govkit help [<command> [<subcommand>…]]")
+		fmt.Fprintln(io.out, "\nWithout a command, lists the commands; with one, prints its usage (as --help does).")
+		return 0
+	}
 	if _, ok := commands()[args[0]]; !ok {
-		fmt.Fprintf(io.err, "govkit help: unknown command %q\n", args[0])
+		cliflags.Fail(io.err, "govkit help", unknown(args[0]))
 		return 2
 	}
-	return run(context.Background(), []string{args[0], "-h"}, io)
+	return run(ctx, append(append([]string{}, args...), "--help"), io)
 }
 
-func runVersion(_ context.Context, args []string, io stdio) int {
-	if len(args) > 0 {
-		fmt.Fprintln(io.err, "Usage: govkit version")
-		return 2
+func runVersion(ctx context.Context, args []string, io stdio) int {
+	fs := flag.NewFlagSet("govkit version", flag.ContinueOnError)
+	fs.SetOutput(io.err)
+	fs.Usage = func() {
+		fmt.Fprintln(fs.Output(), "Usage: govkit version")
+		fmt.Fprintln(fs.Output(), "\nPrints the version, the revision it was built from, the Go version and the platform.")
+	}
+	if code, ok := cliflags.Parse(ctx, fs, args, io.out); !ok {
+		return code
 	}
 	bi, _ := debug.ReadBuildInfo()
 	fmt.Fprintln(io.out, versionText(bi, version))
@@ -129,26 +165,25 @@ func runPart(name string) func(context.Context, []string, stdio) int {
 
 // dispatch runs one of a command's own subcommands (govkit notify serve, …).
 func dispatch(ctx context.Context, parent string, subs map[string]command, args []string, io stdio) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
-		w := io.err
-		code := 2
-		if len(args) > 0 {
-			w, code = io.out, 0
-		}
-		fmt.Fprintf(w, "Usage: govkit %s <command> [arguments]\n\nCommands:\n", parent)
+	name := "govkit " + parent
+	if len(args) == 0 {
 		names := make([]string, 0, len(subs))
-		for name := range subs {
-			names = append(names, name)
+		for n := range subs {
+			names = append(names, n)
 		}
 		sort.Strings(names)
-		for _, name := range names {
-			fmt.Fprintf(w, "  %-12s %s\n", name, subs[name].summary)
-		}
-		return code
+		cliflags.Fail(io.err, name, "which command? "+strings.Join(names, ", "))
+		return 2
+	}
+	if isHelp(args[0]) {
+		fmt.Fprintf(io.out, "Usage: govkit %s <command> [arguments]\n\nCommands:\n", parent)
+		listCommands(io.out, subs)
+		fmt.Fprintf(io.out, "\nRun \"govkit help %s <command>\" for the usage of a command.\n", parent)
+		return 0
 	}
 	sub, ok := subs[args[0]]
 	if !ok {
-		fmt.Fprintf(io.err, "govkit %s: unknown command %q (try govkit %s -h)\n", parent, args[0], parent)
+		cliflags.Fail(io.err, name, unknown(args[0]))
 		return 2
 	}
 	return sub.run(ctx, args[1:], io)

@@ -24,18 +24,23 @@ func TestDispatch(t *testing.T) {
 		wantErr  string // substring of stderr
 	}{
 		{"no arguments print usage and exit 2", nil, 2, "", "Usage: govkit"},
-		{"unknown command prints usage and exits 2", []string{"frobnicate"}, 2, "", `unknown command "frobnicate"`},
+		{"unknown command is named, with a hint", []string{"frobnicate"}, 2, "", "govkit: unknown command \"frobnicate\"\nrun 'govkit help'\n"},
 		{"help lists every command", []string{"help"}, 0, "docplatform", ""},
 		{"-h prints usage on stdout", []string{"-h"}, 0, "Usage: govkit", ""},
 		{"version prints the version and revision", []string{"version"}, 0, "(revision ", ""},
-		{"version takes no arguments", []string{"version", "x"}, 2, "", "Usage"},
+		{"version takes no arguments", []string{"version", "x"}, 2, "", "govkit version: unexpected argument \"x\"\n"},
+		{"help version is help", []string{"help", "version"}, 0, "Usage: govkit version", ""},
+		{"version -h is help", []string{"version", "-h"}, 0, "Usage: govkit version", ""},
+		{"version names a bad flag", []string{"version", "--x"}, 2, "", "govkit version: unknown flag --x\nrun 'govkit help version'\n"},
+		{"help help is help", []string{"help", "help"}, 0, "Usage: govkit help", ""},
+		{"help of a subcommand", []string{"help", "notify", "serve"}, 0, "Usage: govkit notify serve", ""},
 		{"unknown subcommand of a part exits 2", []string{"notify", "frobnicate"}, 2, "", `unknown command "frobnicate"`},
-		{"a part without a subcommand prints its usage and exits 2", []string{"event"}, 2, "", "Usage: govkit event"},
-		{"dev rejects an unknown flag", []string{"dev", "--bogus"}, 2, "", "flag provided but not defined"},
-		{"dev rejects stray arguments", []string{"dev", "extra"}, 2, "", "Usage: govkit dev"},
-		{"dev's token lifetime is a Go duration", []string{"dev", "--token-lifetime", "soon"}, 2, "", "invalid value"},
-		{"dev's token lifetime is at least a second", []string{"dev", "--token-lifetime", "500ms"}, 2, "", "--token-lifetime must be at least 1s"},
-		{"dev -h names every port flag", []string{"dev", "-h"}, 0, "", "-smtp-port"},
+		{"a part without a subcommand names its commands and exits 2", []string{"event"}, 2, "", "govkit event: which command? to-date, validate\nrun 'govkit help event'\n"},
+		{"dev names an unknown flag", []string{"dev", "--bogus"}, 2, "", "govkit dev: unknown flag --bogus\nrun 'govkit help dev'\n"},
+		{"dev names a stray argument", []string{"dev", "extra-arg"}, 2, "", "govkit dev: unexpected argument \"extra-arg\"\nrun 'govkit help dev'\n"},
+		{"dev's token lifetime is a Go duration", []string{"dev", "--token-lifetime", "soon"}, 2, "", "govkit dev: invalid value \"soon\" for --token-lifetime"},
+		{"dev's token lifetime is at least a second", []string{"dev", "--token-lifetime", "500ms"}, 2, "", "govkit dev: --token-lifetime must be at least 1s\nrun 'govkit help dev'\n"},
+		{"dev -h names every port flag, on stdout", []string{"dev", "-h"}, 0, "--smtp-port", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

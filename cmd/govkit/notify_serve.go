@@ -9,10 +9,10 @@ import (
 )
 
 func init() {
-	subcommands["notify"]["serve"] = command{"serve the notification service (NotifyBC 6 API) of a deployment directory", runNotifyServe}
-	subcommands["notify"]["admin"] = command{"add, list, remove administrators or set their passwords (add|set-password|list|remove)", runNotifyAdmin}
-	subcommands["notify"]["check-config"] = command{"read serve's configuration, connect to each part it names, say what works", runNotifyCheckConfig}
-	subcommands["notify"]["copy-store"] = command{"copy the deployment's store (the embedded one) into a MongoDB database", runNotifyCopyStore}
+	subcommands["notify"]["serve"] = command{summary: "serve the notification service (NotifyBC 6 API) of a deployment directory", run: runNotifyServe}
+	subcommands["notify"]["admin"] = command{summary: "add, list, remove administrators or set their passwords (add|set-password|list|remove)", run: runNotifyAdmin, subs: httpapi.AdminCommands}
+	subcommands["notify"]["check-config"] = command{summary: "read serve's configuration, connect to each part it names, say what works", run: runNotifyCheckConfig}
+	subcommands["notify"]["copy-store"] = command{summary: "copy the deployment's store (the embedded one) into a MongoDB database", run: runNotifyCopyStore}
 }
 
 // runNotifyServe reads the environment here, once, and leaves the rest to

@@ -27,8 +27,8 @@ func TestNotifyServeCommand(t *testing.T) {
 		{"docplatform lists check-config", []string{"docplatform", "-h"}, 0, "check-config", ""},
 		{"a --config-dir that does not exist is refused", []string{"notify", "serve", "--config-dir", filepath.Join(bad, "nope"), "--data-dir", t.TempDir()}, 2, "", "does not exist"},
 		{"admin without a command is a usage error", []string{"notify", "admin"}, 2, "", "set-password"},
-		{"an unknown flag is a usage error", []string{"notify", "serve", "--bogus"}, 2, "", "flag provided but not defined"},
-		{"stray arguments are a usage error", []string{"notify", "serve", "extra"}, 2, "", "Usage: govkit notify serve"},
+		{"an unknown flag is a usage error", []string{"notify", "serve", "--bogus"}, 2, "", "govkit notify serve: unknown flag --bogus\n"},
+		{"stray arguments are a usage error", []string{"notify", "serve", "extra"}, 2, "", "govkit notify serve: unexpected argument \"extra\"\n"},
 		{"config problems are all reported and the service does not start", []string{"notify", "serve", "--dir", bad, "--data-dir", t.TempDir()}, 2, "", "sms.provider"},
 	}
 	for _, c := range cases {

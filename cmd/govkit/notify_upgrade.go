@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	subcommands["notify"]["upgrade"] = command{"move a deployment's config (and data) from major version N to N+1", runNotifyUpgrade}
+	subcommands["notify"]["upgrade"] = command{summary: "move a deployment's config (and data) from major version N to N+1", run: runNotifyUpgrade}
 }
 
 // runNotifyUpgrade reads the environment here, once, and leaves the rest to

@@ -119,12 +119,13 @@ func CheckConfig(ctx context.Context, args []string, getenv func(string) string,
 	fs.SetOutput(stderr)
 	dataDir := fs.String("data-dir", "./data", "directory for the default SQLite database and documents (as serve's)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit docplatform check-config [--data-dir DIR]")
-		fmt.Fprintln(stderr, "\nReads the variables `govkit docplatform serve` would, connects to every part they name")
-		fmt.Fprintln(stderr, "and prints what works; exit 0 only when all do.")
-		fs.PrintDefaults()
+		w := fs.Output()
+		fmt.Fprintln(w, "Usage: govkit docplatform check-config [--data-dir DIR]")
+		fmt.Fprintln(w, "\nReads the variables `govkit docplatform serve` would, connects to every part they name")
+		fmt.Fprintln(w, "and prints what works; exit 0 only when all do.\n\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
 		return code
 	}
 	conf := preflight.Result{Part: preflight.Part{Name: "config", Kind: "environment"}}

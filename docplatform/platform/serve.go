@@ -32,18 +32,20 @@ func ServeWithHooks(ctx context.Context, args []string, getenv func(string) stri
 	dataDir := fs.String("data-dir", "./data", "directory for the default SQLite database and documents")
 	listen := fs.String("listen", "", "address to listen on (default :$PORT)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit docplatform serve [--data-dir DIR] [--listen ADDR]")
-		fmt.Fprintln(stderr, "\nServes the document platform, configured by environment variables:")
-		fmt.Fprintln(stderr, "  required: SSO_AUTH_SERVER_URL SSO_REALM SSO_CLIENT_ID SSO_CLIENT_SECRET SSO_REDIRECT_URI FRONTEND_URL COOKIE_SECRET")
-		fmt.Fprintln(stderr, "  optional: SSO_POST_LOGOUT_REDIRECT_URI NODE_ENV DATABASE_URL PORT TRUSTED_PROXIES REDIS_URL REDIS_KEY_PREFIX")
-		fmt.Fprintln(stderr, "            DOCUMENT_STORAGE (a directory or s3://bucket/prefix) DOCUMENT_MAX_BYTES REVIEW_LOCK_TTL_MS")
-		fmt.Fprintln(stderr, "            with s3://: AWS_ENDPOINT_URL[_S3] AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_S3_ADDRESSING_STYLE")
-		fmt.Fprintln(stderr, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
-		fmt.Fprintln(stderr, "            METRICS_LISTEN (host:port of a listener serving /metrics only)")
-		fmt.Fprintln(stderr, "            COOKIE_SECRET_PREVIOUS (while rotating COOKIE_SECRET: the secret it replaces)")
-		fs.PrintDefaults()
+		w := fs.Output()
+		fmt.Fprintln(w, "Usage: govkit docplatform serve [--data-dir DIR] [--listen ADDR]")
+		fmt.Fprintln(w, "\nServes the document platform, configured by environment variables:")
+		fmt.Fprintln(w, "  required: SSO_AUTH_SERVER_URL SSO_REALM SSO_CLIENT_ID SSO_CLIENT_SECRET SSO_REDIRECT_URI FRONTEND_URL COOKIE_SECRET")
+		fmt.Fprintln(w, "  optional: SSO_POST_LOGOUT_REDIRECT_URI NODE_ENV DATABASE_URL PORT TRUSTED_PROXIES REDIS_URL REDIS_KEY_PREFIX")
+		fmt.Fprintln(w, "            DOCUMENT_STORAGE (a directory or s3://bucket/prefix) DOCUMENT_MAX_BYTES REVIEW_LOCK_TTL_MS")
+		fmt.Fprintln(w, "            with s3://: AWS_ENDPOINT_URL[_S3] AWS_REGION AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY AWS_SESSION_TOKEN AWS_S3_ADDRESSING_STYLE")
+		fmt.Fprintln(w, "            THROTTLE_{GLOBAL,AUTH,AUTH_REFRESH}_{LIMIT,TTL_MS} API_KEY_{MAX_FAILED_ATTEMPTS,FAILED_WINDOW_MS,SWEEP_INTERVAL_MS}")
+		fmt.Fprintln(w, "            METRICS_LISTEN (host:port of a listener serving /metrics only)")
+		fmt.Fprintln(w, "            COOKIE_SECRET_PREVIOUS (while rotating COOKIE_SECRET: the secret it replaces)")
+		fmt.Fprintln(w, "\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
 		return code
 	}
 	cfg, err := config.Load(getenv, *dataDir)

@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/event"
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 // Streams are the standard streams a command reads and writes.
@@ -86,13 +87,11 @@ func Validate(ctx context.Context, args []string, s Streams) int {
 	fs := flag.NewFlagSet("govkit event validate", flag.ContinueOnError)
 	order := fs.Bool("order", false, "also report an end before its start (compared as instants or dates)")
 	format := fs.String("format", "text", "problem format: text (FILE:LINE: PROPERTY: problem) or json (one object per line)")
-	if code, ok := parseFlags(fs, args, validateUsage, s); !ok {
+	if code, ok := parseFlags(ctx, fs, args, validateUsage, s); !ok {
 		return code
 	}
 	if *format != "text" && *format != "json" {
-		fmt.Fprintf(s.Err, "govkit event validate: --format must be text or json, not %q\n\n", *format)
-		usage(fs, validateUsage, s.Err)
-		return 2
+		return cliflags.Usagef(fs, "--format must be text or json, not %q", *format)
 	}
 	out := bufio.NewWriterSize(s.Out, 64<<10)
 	defer out.Flush()
@@ -129,14 +128,12 @@ func Validate(ctx context.Context, args []string, s Streams) int {
 func ToDate(ctx context.Context, args []string, s Streams) int {
 	fs := flag.NewFlagSet("govkit event to-date", flag.ContinueOnError)
 	tz := fs.String("tz", DefaultZone, "time zone of the converting system (IANA name, UTC, or Local for this machine's zone)")
-	if code, ok := parseFlags(fs, args, toDateUsage, s); !ok {
+	if code, ok := parseFlags(ctx, fs, args, toDateUsage, s); !ok {
 		return code
 	}
 	loc, err := loadZone(*tz)
 	if err != nil {
-		fmt.Fprintf(s.Err, "govkit event to-date: --tz %q: %v\n\n", *tz, err)
-		usage(fs, toDateUsage, s.Err)
-		return 2
+		return cliflags.Usagef(fs, "--tz %q: %v", *tz, err)
 	}
 	out := bufio.NewWriterSize(s.Out, 64<<10)
 	defer out.Flush()
@@ -174,27 +171,16 @@ func loadZone(name string) (*time.Location, error) {
 	return time.LoadLocation(name)
 }
 
-// parseFlags parses args; when it returns false the command is over with
-// the returned status (0 for -h, 2 for a bad flag).
-func parseFlags(fs *flag.FlagSet, args []string, text string, s Streams) (int, bool) {
-	fs.SetOutput(io.Discard)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(fs, text, s.Out)
-			return 0, false
-		}
-		fmt.Fprintf(s.Err, "%s: %v\n\n", fs.Name(), err)
-		usage(fs, text, s.Err)
-		return 2, false
+// parseFlags parses args the way every govkit command does (package
+// cliflags); when it returns false the command is over with the returned
+// status.
+func parseFlags(ctx context.Context, fs *flag.FlagSet, args []string, text string, s Streams) (int, bool) {
+	fs.SetOutput(s.Err)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), text)
+		cliflags.PrintDefaults(fs)
 	}
-	return 0, true
-}
-
-func usage(fs *flag.FlagSet, text string, w io.Writer) {
-	fmt.Fprint(w, text)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
-	fs.SetOutput(io.Discard)
+	return cliflags.ParseArgs(ctx, fs, args, s.Out)
 }
 
 // stats counts what a run saw. files counts the files read to their end;

@@ -173,10 +173,10 @@ func TestUsageErrors(t *testing.T) {
 		code    int
 		wantErr string
 	}{
-		{"validate: unknown flag", Validate, []string{"--bogus"}, 2, "Usage: govkit event validate"},
+		{"validate: unknown flag", Validate, []string{"--bogus"}, 2, "govkit event validate: unknown flag --bogus\nrun 'govkit help event validate'\n"},
 		{"validate: bad format", Validate, []string{"--format", "xml"}, 2, "--format must be text or json"},
-		{"validate: format without value", Validate, []string{"--format"}, 2, "flag needs an argument"},
-		{"to-date: unknown flag", ToDate, []string{"--order"}, 2, "Usage: govkit event to-date"},
+		{"validate: format without value", Validate, []string{"--format"}, 2, "govkit event validate: --format needs a value\n"},
+		{"to-date: unknown flag", ToDate, []string{"--order"}, 2, "govkit event to-date: unknown flag --order\nrun 'govkit help event to-date'\n"},
 		{"to-date: unknown zone", ToDate, []string{"--tz", "Mars/Olympus_Mons"}, 2, "unknown time zone"},
 		{"to-date: empty zone", ToDate, []string{"--tz", ""}, 2, "empty zone name"},
 		{"validate: -h prints usage and exits 0", Validate, []string{"-h"}, 0, ""},

@@ -25,6 +25,9 @@ import (
 // more than super admin.
 var cliProfile = notify.UserProfile{SecurityID: "govkit notify admin", AuthnStrategy: "cli", Role: notify.RoleSuperAdmin}
 
+// AdminCommands are the subcommands of `govkit notify admin`.
+var AdminCommands = []string{"add", "set-password", "list", "remove"}
+
 // passwordRule says in words what notify.PasswordComplexity requires.
 const passwordRule = "at least 10 characters (at most 72 bytes) with an upper-case letter, a lower-case letter, a digit and one of !_@#&$*"
 
@@ -48,7 +51,7 @@ func AdminMain(ctx context.Context, args []string, env map[string]string, stdin 
 		fmt.Fprintln(w, "Passwords need "+passwordRule+".")
 	}
 	if len(args) == 0 {
-		usage(stderr)
+		cliflags.Fail(stderr, "govkit notify admin", "which command? "+strings.Join(AdminCommands, ", "))
 		return 2
 	}
 	cmd := args[0]
@@ -58,8 +61,11 @@ func AdminMain(ctx context.Context, args []string, env map[string]string, stdin 
 		return 0
 	case "add", "set-password", "list", "remove":
 	default:
-		fmt.Fprintf(stderr, "govkit notify admin: unknown command %q\n\n", cmd)
-		usage(stderr)
+		msg := fmt.Sprintf("unknown command %q", cmd)
+		if strings.HasPrefix(cmd, "-") {
+			msg = "unknown flag --" + strings.TrimLeft(cmd, "-")
+		}
+		cliflags.Fail(stderr, "govkit notify admin", msg)
 		return 2
 	}
 	fs := flag.NewFlagSet("govkit notify admin "+cmd, flag.ContinueOnError)
@@ -77,11 +83,11 @@ func AdminMain(ctx context.Context, args []string, env map[string]string, stdin 
 		password = fs.String("password", "", "the password (default: read the first line of standard input)")
 	}
 	fs.Usage = func() {
-		usage(stderr)
-		fmt.Fprintln(stderr, "\nFlags of "+cmd+":")
-		fs.PrintDefaults()
+		usage(fs.Output())
+		fmt.Fprintln(fs.Output(), "\nFlags of "+cmd+":")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args[1:]); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args[1:], stdout); !ok {
 		return code
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -89,7 +95,7 @@ func AdminMain(ctx context.Context, args []string, env map[string]string, stdin 
 		return code
 	}
 	if email != nil && strings.TrimSpace(*email) == "" {
-		return fail(2, "--email is required")
+		return cliflags.Usagef(fs, "--email is required")
 	}
 	hash := ""
 	if password != nil {

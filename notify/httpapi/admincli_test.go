@@ -175,7 +175,7 @@ func TestAdminCommandUsage(t *testing.T) {
 		code int
 		say  string
 	}{
-		{"no command is a usage error", nil, 2, "Usage"},
+		{"no command is a usage error", nil, 2, "govkit notify admin: which command? add, set-password, list, remove\nrun 'govkit help notify admin'\n"},
 		{"an unknown command is a usage error", []string{"promote"}, 2, "unknown command"},
 		{"help lists the commands", []string{"-h"}, 0, "set-password"},
 		{"--email is required", []string{"remove", "--dir", t.TempDir()}, 2, "--email is required"},

@@ -24,12 +24,13 @@ func Main(ctx context.Context, args []string, env map[string]string, stdout, std
 	loc.register(fs)
 	metricsListen := fs.String("metrics-listen", "", "serve the Prometheus metrics at /metrics on this host:port, a listener of their own open to any scraper (the API's /metrics stays for super admins)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit notify serve [--dir DIR] [--config-dir DIR] [--data-dir DIR] [--metrics-listen ADDR]")
-		fmt.Fprintln(stderr, "\nServes the notification service (NotifyBC 6 API) of a deployment directory.")
-		fmt.Fprintln(stderr, "Environment: NODE_ENV (config.<NODE_ENV>.* files), NOTIFYBC_NODE_ROLE (unset, primary or secondary).")
-		fs.PrintDefaults()
+		w := fs.Output()
+		fmt.Fprintln(w, "Usage: govkit notify serve [--dir DIR] [--config-dir DIR] [--data-dir DIR] [--metrics-listen ADDR]")
+		fmt.Fprintln(w, "\nServes the notification service (NotifyBC 6 API) of a deployment directory.")
+		fmt.Fprintln(w, "Environment: NODE_ENV (config.<NODE_ENV>.* files), NOTIFYBC_NODE_ROLE (unset, primary or secondary).\n\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
 		return code
 	}
 	o := RunOptions{Dir: loc.dir, ConfigDir: loc.configDir, DataDir: loc.dataDir, MetricsListen: *metricsListen}
@@ -64,12 +65,13 @@ func CheckMain(ctx context.Context, args []string, env map[string]string, stdout
 	var loc deploymentFlags
 	loc.register(fs)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit notify check-config [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
-		fmt.Fprintln(stderr, "\nReads the configuration `govkit notify serve` would, with the same flags and environment,")
-		fmt.Fprintln(stderr, "connects to every external part it names and prints what works; exit 0 only when all do.")
-		fs.PrintDefaults()
+		w := fs.Output()
+		fmt.Fprintln(w, "Usage: govkit notify check-config [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
+		fmt.Fprintln(w, "\nReads the configuration `govkit notify serve` would, with the same flags and environment,")
+		fmt.Fprintln(w, "connects to every external part it names and prints what works; exit 0 only when all do.\n\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
 		return code
 	}
 	conf := preflight.Result{Part: preflight.Part{Name: "config", Kind: "files"}}

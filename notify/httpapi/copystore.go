@@ -31,12 +31,13 @@ func CopyStoreMain(ctx context.Context, args []string, env map[string]string, st
 	to := fs.String("to", "", "the MongoDB URI to copy into (its database, else the source's name)")
 	drop := fs.Bool("drop", false, "drop the target's collections of the same names first")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: govkit notify copy-store --to URI [--drop] [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
-		fmt.Fprintln(stderr, "\nCopies the store serve would use (the embedded one, or the datasource's) into a MongoDB database.")
-		fmt.Fprintln(stderr, "Stop serve first; then point the datasource's uri at the target.")
-		fs.PrintDefaults()
+		w := fs.Output()
+		fmt.Fprintln(w, "Usage: govkit notify copy-store --to URI [--drop] [--dir DIR] [--config-dir DIR] [--data-dir DIR]")
+		fmt.Fprintln(w, "\nCopies the store serve would use (the embedded one, or the datasource's) into a MongoDB database.")
+		fmt.Fprintln(w, "Stop serve first; then point the datasource's uri at the target.\n\nFlags:")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
 		return code
 	}
 	fail := func(code int, format string, a ...any) int {
@@ -44,7 +45,7 @@ func CopyStoreMain(ctx context.Context, args []string, env map[string]string, st
 		return code
 	}
 	if *to == "" {
-		return fail(2, "--to is required")
+		return cliflags.Usagef(fs, "--to is required (the MongoDB URI to copy into)")
 	}
 	src, closeSrc, err := loc.openStore(ctx, env)
 	if err != nil {

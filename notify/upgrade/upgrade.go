@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/govkit/govkit/internal/cliflags"
 )
 
 // Options is one run of the tool. The environment it depends on (NODE_ENV,
@@ -44,25 +46,19 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, getenv f
 	fs.BoolVar(&o.DryRun, "dry-run", false, "print the changes as a unified diff and change nothing")
 	fs.StringVar(&o.Database, "database", "", "MongoDB URI of the deployment's database, for the data changes and checks of a step")
 	fs.Usage = func() {
-		fmt.Fprint(stderr, `usage: govkit notify upgrade --from N --to N+1 [--dir D] [--env NAME] [--dry-run] [--database URI]
+		fmt.Fprint(fs.Output(), `Usage: govkit notify upgrade --from N --to N+1 [--dir D] [--env NAME] [--dry-run] [--database URI]
 
 Moves a notification service deployment one major version up (N = 1…5):
 rewrites its config, middleware and datasource files to the next version's
 layout and keys, and prints the manual steps of that version. Every file it
 changes or removes is kept under D/`+BackupDir+`/.
 
+Flags:
 `)
-		fs.PrintDefaults()
+		cliflags.PrintDefaults(fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "govkit notify upgrade: unexpected argument %q\n", fs.Arg(0))
-		return ExitUsage
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
+		return code
 	}
 	o.NodeEnv, _ = getenv("NODE_ENV")
 	o.NodeRole, o.HasNodeRole = getenv("NOTIFYBC_NODE_ROLE")

@@ -59,7 +59,7 @@ type options struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("loadrun", flag.ContinueOnError)
+	fs := flag.NewFlagSet("go run ./internal/tools/loadrun", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
 	var stores, scenarios string
@@ -75,10 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.govkit, "govkit", "", "a govkit binary to run instead of building ./cmd/govkit")
 	fs.StringVar(&o.jsonOut, "json", "", "also write the results as JSON to this file (to compare runs)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: go run ./internal/tools/loadrun [flags]")
-		fs.PrintDefaults()
+		fmt.Fprintln(fs.Output(), "Usage: go run ./internal/tools/loadrun [flags]")
+		cliflags.PrintDefaults(fs)
 	}
-	if code, ok := cliflags.Parse(fs, args); !ok {
+	if code, ok := cliflags.Parse(ctx, fs, args, stdout); !ok {
 		return code
 	}
 	if stores == "" {
