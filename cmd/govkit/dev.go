@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -96,7 +99,9 @@ directory seeds a demo world (--no-demo skips it). Every part logs one line
 per request to stdout.
 
 Each listener has a stable default port; a taken one is replaced by a free
-port and a warning names the flag that moves it.
+port and a warning names the flag that moves it. The data directory
+remembers the port used instead, and the next start tries it first (the
+caught mail's links and open tabs keep working).
 
 Flags:
 `
@@ -129,14 +134,34 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 	}
 	o.shared = &devShared{}
 	o.listeners = map[string]net.Listener{}
+	// Only a default port is replaced by the one remembered: a port given
+	// with its flag is what the person asked for now.
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	chosen := loadChosenPorts(o.dataDir)
 	for _, l := range devListeners {
-		ln, err := devListen(o.host, l, *ports[l.flag], io.err)
+		asked := *ports[l.flag]
+		remembered := 0
+		if c, ok := chosen[l.flag]; ok && c.Asked == asked && !given[l.flag] {
+			remembered = c.Used
+		}
+		ln, err := devListen(o.host, l, asked, remembered, io.err)
 		if err != nil {
 			closeListeners(o.listeners)
 			fmt.Fprintf(io.err, "govkit dev: %s (--%s): %v\n", l.what, l.flag, err)
 			return 2
 		}
 		o.listeners[l.flag] = ln
+		switch used := listenerPort(ln); {
+		case given[l.flag]: // kept for the starts without the flag
+		case used != asked:
+			chosen[l.flag] = chosenPort{Asked: asked, Used: used}
+		default:
+			delete(chosen, l.flag)
+		}
+	}
+	if err := saveChosenPorts(o.dataDir, chosen); err != nil {
+		fmt.Fprintf(io.err, "govkit dev: warning: cannot remember the ports chosen: %v\n", err)
 	}
 	color := false
 	if f, ok := io.out.(*os.File); ok {
@@ -183,8 +208,18 @@ func runDev(ctx context.Context, args []string, io stdio) int {
 }
 
 // devListen listens on the listener's port, or on a free one when that is
-// taken, with a warning that names the flag.
-func devListen(host string, l devListener, port int, warn io.Writer) (net.Listener, error) {
+// taken, with a warning that names the flag. remembered, when not 0, is
+// the port used instead on the last start with this data directory, tried
+// first: the caught mail's links, the console's sign-in redirects and the
+// tabs left open keep working across restarts while the port stays taken.
+func devListen(host string, l devListener, port, remembered int, warn io.Writer) (net.Listener, error) {
+	if remembered != 0 && remembered != port {
+		if ln, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(remembered))); err == nil {
+			fmt.Fprintf(warn, "govkit dev: port %d for %s, as on the last start with this data directory (port %d was taken then). Choose another with --%s.\n",
+				remembered, l.what, port, l.flag)
+			return ln, nil
+		}
+	}
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	ln, err := net.Listen("tcp", addr)
 	if err == nil || port == 0 {
@@ -198,6 +233,49 @@ func devListen(host string, l devListener, port int, warn io.Writer) (net.Listen
 	fmt.Fprintf(warn, "govkit dev: warning: port %d for %s is taken (%v); using port %s instead. Choose another with --%s.\n",
 		port, l.what, unwrapListenError(err), free, l.flag)
 	return ln, nil
+}
+
+func listenerPort(ln net.Listener) int {
+	if a, ok := ln.Addr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
+}
+
+// devPortsFile, in the data directory, remembers the ports `govkit dev`
+// used instead of taken ones, so that the next start tries them first.
+const devPortsFile = "dev-ports.json"
+
+// chosenPort is a port used instead of the one asked for (a flag's
+// default, or its value): remembered only while the same one is asked.
+type chosenPort struct {
+	Asked int `json:"asked"`
+	Used  int `json:"used"`
+}
+
+func loadChosenPorts(dataDir string) map[string]chosenPort {
+	m := map[string]chosenPort{}
+	b, err := os.ReadFile(filepath.Join(dataDir, devPortsFile))
+	if err == nil {
+		// A file that does not parse is forgotten: it only holds hints.
+		_ = json.Unmarshal(b, &m)
+	}
+	return m
+}
+
+func saveChosenPorts(dataDir string, m map[string]chosenPort) error {
+	path := filepath.Join(dataDir, devPortsFile)
+	if len(m) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o600)
 }
 
 // unwrapListenError keeps the system's reason ("address already in use")

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"context"
 	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,7 +105,7 @@ func TestDevAnnouncesATakenPort(t *testing.T) {
 		t.Run(l.flag, func(t *testing.T) {
 			var warn bytes.Buffer
 			p, _ := strconv.Atoi(port)
-			ln, err := devListen("127.0.0.1", l, p, &warn)
+			ln, err := devListen("127.0.0.1", l, p, 0, &warn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,12 +148,117 @@ func TestDevUsesTheGivenPort(t *testing.T) {
 	probe.Close()
 	p, _ := strconv.Atoi(port)
 	var warn bytes.Buffer
-	ln, err := devListen("127.0.0.1", devListeners[0], p, &warn)
+	ln, err := devListen("127.0.0.1", devListeners[0], p, 0, &warn)
 	if err != nil {
 		t.Skipf("port %s was taken again in between: %v", port, err)
 	}
 	defer ln.Close()
 	if _, got, _ := net.SplitHostPort(ln.Addr().String()); got != port || warn.Len() != 0 {
 		t.Errorf("listened on %s with warning %q, want %s and none", got, warn.String(), port)
+	}
+}
+
+// When a default port is taken, the port used instead is remembered in the
+// data directory and tried first on the next start (the caught mail's
+// links and open tabs keep working), which says so; when that one is taken
+// too, a free one is found again. A port given with its flag is used as
+// given, and leaves what is remembered alone.
+func TestDevKeepsTheChosenPortsOfADataDirectory(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	defaultPort := taken.Addr().(*net.TCPAddr).Port
+	// The notification service's default is a port this test holds, so
+	// that the default is taken whatever else runs on this machine.
+	i := slices.IndexFunc(devListeners, func(l devListener) bool { return l.flag == "notify-port" })
+	saved := devListeners[i].port
+	devListeners[i].port = defaultPort
+	t.Cleanup(func() { devListeners[i].port = saved })
+
+	dataDir := t.TempDir()
+	start := func(extra ...string) (stdout, stderr string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		var out, errb bytes.Buffer
+		var args []string
+		for _, l := range devListeners {
+			if l.flag != "notify-port" {
+				args = append(args, "--"+l.flag, "0")
+			}
+		}
+		args = append(append([]string{"dev", "--no-demo", "--data-dir", dataDir}, args...), extra...)
+		if code := run(ctx, args, stdio{strings.NewReader(""), &out, &errb}); code != 0 {
+			t.Fatalf("exit %d: %s", code, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+	usedPort := func(stderr string) string {
+		t.Helper()
+		m := regexp.MustCompile(`using port (\d+) instead`).FindStringSubmatch(stderr)
+		if m == nil {
+			t.Fatalf("no port chosen instead of the taken %d:\n%s", defaultPort, stderr)
+		}
+		return m[1]
+	}
+	def := strconv.Itoa(defaultPort)
+
+	_, errOut := start()
+	first := usedPort(errOut)
+
+	out, errOut := start()
+	want := "govkit dev: port " + first + " for the notification service, as on the last start with this data directory (port " + def + " was taken then). Choose another with --notify-port.\n"
+	if !strings.Contains(errOut, want) || strings.Contains(errOut, "is taken") {
+		t.Errorf("second start does not say it keeps port %s:\n%s", first, errOut)
+	}
+	if !strings.Contains(out, "127.0.0.1:"+first+"/") {
+		t.Errorf("second start does not serve on %s:\n%s", first, out)
+	}
+
+	// Given with its flag, a port is used as given; the memory stays.
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := strconv.Itoa(probe.Addr().(*net.TCPAddr).Port)
+	probe.Close()
+	if out, errOut := start("--notify-port", given); strings.Contains(errOut, "as on the last start") || !strings.Contains(out, "127.0.0.1:"+given+"/") {
+		t.Errorf("--notify-port %s was not used as given:\n%s\n%s", given, out, errOut)
+	}
+	if _, errOut := start(); !strings.Contains(errOut, want) {
+		t.Errorf("a start with --notify-port made dev forget port %s:\n%s", first, errOut)
+	}
+
+	// The remembered port taken too: a free one again, remembered next.
+	hold, err := net.Listen("tcp", "127.0.0.1:"+first)
+	if err != nil {
+		t.Fatalf("the remembered port %s: %v", first, err)
+	}
+	_, errOut = start()
+	second := usedPort(errOut)
+	hold.Close()
+	if second == first {
+		t.Fatalf("used the remembered port %s although it was held", first)
+	}
+	if _, errOut = start(); !strings.Contains(errOut, "govkit dev: port "+second+" for the notification service, as on the last start") {
+		t.Errorf("the port chosen last (%s) is not the one tried first:\n%s", second, errOut)
+	}
+
+	// The remembered port taken and the default free again: the default,
+	// and nothing is remembered any more.
+	taken.Close()
+	hold, err = net.Listen("tcp", "127.0.0.1:"+second)
+	if err != nil {
+		t.Fatalf("the remembered port %s: %v", second, err)
+	}
+	out, errOut = start()
+	hold.Close()
+	if strings.Contains(errOut, "is taken") || strings.Contains(errOut, "as on the last start") || !strings.Contains(out, "127.0.0.1:"+def+"/") {
+		t.Errorf("the free default %s was not used:\n%s\n%s", def, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, devPortsFile)); !os.IsNotExist(err) {
+		t.Errorf("%s outlives a start on the default ports: %v", devPortsFile, err)
 	}
 }
