@@ -23,7 +23,7 @@ const accessCacheMax = 10_000
 // (watch), and a value different from the last one seen drops the whole
 // cache. SQLite changes a connection's data_version whenever another
 // connection commits to the file: this Store's writer, another Store, an
-// operator's `govkit docplatform admin` command next to the server, a
+// operator's `govkit docplatform grant-admin` command next to the server, a
 // second server on the same file. So a commit that returned before a
 // call started is seen by that call, as if it had read the database.
 //
