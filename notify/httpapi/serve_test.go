@@ -104,7 +104,7 @@ func TestRun(t *testing.T) {
 			t.Fatalf("metrics listener:\n%s", metricsText)
 		}
 		// the access token in a query string is never logged
-		resp, err = http.Get(url + "/api/subscriptions?access_token=SECRET-TOKEN-VALUE&unsubscriptionCode=99999")
+		resp, err = http.Get(url + "/api/subscriptions?access_token=SECRET-TOKEN-VALUE&unsubscriptionCode=SECRET-CODE-VALUE")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +113,7 @@ func TestRun(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatalf("Run after cancel: %v", err)
 		}
-		if strings.Contains(logs.String(), "SECRET-TOKEN-VALUE") || strings.Contains(logs.String(), "99999") {
+		if strings.Contains(logs.String(), "SECRET-TOKEN-VALUE") || strings.Contains(logs.String(), "SECRET-CODE-VALUE") {
 			t.Fatal("a token or code reached the log")
 		}
 		if !strings.Contains(logs.String(), `"path":"/api/health"`) {

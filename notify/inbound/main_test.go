@@ -155,7 +155,7 @@ var confirmationCodeRe = regexp.MustCompile(`Enter (\d+) on screen`)
 // subscribe subscribes address to service as a subscriber does through
 // the API: an anonymous POST, then the confirmation link with the code
 // from the confirmation mail. It returns the subscription's id.
-func (e *env) subscribe(t *testing.T, service, address string) string {
+func (e *env) subscribe(t testing.TB, service, address string) string {
 	t.Helper()
 	before := len(e.Mail.Mails())
 	r := e.Do(t, "POST", "/api/subscriptions", map[string]any{"serviceName": service, "channel": "email", "userChannelId": address}, apitest.Anonymous...).Expect(t, 200).Map(t)
@@ -191,7 +191,7 @@ func (e *env) bounces(t *testing.T) []map[string]any {
 
 // notify sends a unicast email notification of service to address
 // through the API and returns the mail the SMTP server received.
-func (e *env) notify(t *testing.T, service, address string) mailcatcher.Mail {
+func (e *env) notify(t testing.TB, service, address string) mailcatcher.Mail {
 	t.Helper()
 	before := len(e.Mail.Mails())
 	n := e.Do(t, "POST", "/api/notifications", map[string]any{
