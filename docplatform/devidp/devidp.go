@@ -87,6 +87,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 	"time"
@@ -363,7 +364,35 @@ func build(base string, cfg Config) (*Server, http.Handler, error) {
 	mux.HandleFunc("GET "+prefix+pathCSS, serveCSS)
 	mux.HandleFunc("GET "+prefix+pathLoggedOut, l.loggedOut)
 	mux.Handle(prefix+"/", http.StripPrefix(prefix, provider))
-	return s, logRequests(cfg.Logger, mux), nil
+	return s, logRequests(cfg.Logger, ownHostsOnly(base, mux)), nil
+}
+
+// ownHostsOnly answers 421 to a request whose Host is a name other than the
+// provider's own (its base URL's host) or a loopback name. A page of
+// another site whose name an attacker re-points at 127.0.0.1 (DNS
+// rebinding) reaches the provider as its own origin, so the browser's
+// same-origin rules let it sign in with the public demo passwords and read
+// what comes back; its requests carry the attacker's name as Host, which
+// is refused here. IP literals are let through: rebinding needs a name,
+// and `govkit dev --host` may serve another interface by its address.
+func ownHostsOnly(base string, next http.Handler) http.Handler {
+	own := ""
+	if u, err := url.Parse(base); err == nil {
+		own = strings.ToLower(u.Hostname())
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := strings.ToLower(r.Host)
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+		_, ipErr := netip.ParseAddr(host)
+		if ipErr == nil || host == own || host == "localhost" || strings.HasSuffix(host, ".localhost") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "this development OpenID provider answers only to its own host name ("+own+") and loopback names", http.StatusMisdirectedRequest)
+	})
 }
 
 // clientOrigins are the scheme://host[:port] of the clients' redirect URIs.

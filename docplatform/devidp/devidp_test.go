@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -750,5 +751,49 @@ func TestUnreadableStateFileIsAnError(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), file) {
 		t.Errorf("error %q does not name the file", err)
+	}
+}
+
+// A page whose name an attacker re-points at the provider's address (DNS
+// rebinding) is its own origin to the browser; its requests carry the
+// attacker's name as Host and are refused, the provider's own names are
+// served.
+func TestForeignHostIsRefused(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Serve(context.Background(), ln, Config{BaseURL: "http://idp.localhost:8081/"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	get := func(host, path string) int {
+		t.Helper()
+		req, err := http.NewRequest("GET", "http://"+ln.Addr().String()+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	prefix := "/realms/" + s.Realm
+	for _, host := range []string{"rebind.example", "evil.test:8081", "localhost.evil.example"} {
+		for _, path := range []string{"/.well-known/openid-configuration", "/login"} {
+			if code := get(host, prefix+path); code != http.StatusMisdirectedRequest {
+				t.Errorf("Host %s, %s: %d, want 421", host, path, code)
+			}
+		}
+	}
+	// the control: its own name, loopback names and addresses
+	for _, host := range []string{"idp.localhost:8081", "localhost:8081", "127.0.0.1:8081", "[::1]:8081", "192.0.2.7"} {
+		if code := get(host, prefix+"/.well-known/openid-configuration"); code != http.StatusOK {
+			t.Errorf("Host %s: %d, want 200", host, code)
+		}
 	}
 }
