@@ -104,6 +104,14 @@ func TestNotifyAnswersOutagesAsOutages(t *testing.T) {
 			outage(timed("list subscriptions", "GET", "/subscriptions", nil), "database")
 			outage(timed("subscribe", "POST", "/subscriptions", map[string]any{"serviceName": "svc", "channel": "email", "userChannelId": "during@svc.test", "state": "confirmed"}), "database")
 			outage(timed("list notifications", "GET", "/notifications", nil), "database")
+			outage(timed("broadcast", "POST", "/notifications", map[string]any{
+				"serviceName": "svc", "channel": "email", "isBroadcast": true,
+				"message": map[string]any{"from": "no_reply@invalid.local", "subject": "hello", "textBody": "hi"},
+			}), "database")
+			outage(timed("unicast", "POST", "/notifications", map[string]any{
+				"serviceName": "svc", "channel": "email", "userChannelId": "before@svc.test",
+				"message": map[string]any{"from": "no_reply@invalid.local", "subject": "hello", "textBody": "hi"},
+			}), "database")
 			h := timed("health", "GET", "/health", nil)
 			if h.status != http.StatusServiceUnavailable || !strings.Contains(h.body, `"MongoDB":{"status":"down"`) {
 				t.Fatalf("health: %d %s", h.status, h.body)
