@@ -185,6 +185,9 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 		if err := app.Subscriptions.EnsureRSAKey(ctx, o.RSABits); err != nil {
 			return nil, err
 		}
+		if err := app.Store.RecordSchemaVersion(ctx); err != nil {
+			return nil, err
+		}
 	} else if err := waitForRSAKey(ctx, app.Store, o.RSAWait, log); err != nil {
 		return nil, err
 	}

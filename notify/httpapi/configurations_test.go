@@ -14,6 +14,24 @@ func TestConfigurations(t *testing.T) {
 	id := c["id"].(string)
 	seed(t, e, "/api/configurations", map[string]any{"name": "subscription", "serviceName": "a", "value": map[string]any{}})
 
+	t.Run("a started primary keeps the original's dbSchemaVersion record, which health counts", func(t *testing.T) {
+		cs := list(t, e, "/api/configurations?filter="+q(`{"where":{"name":"dbSchemaVersion"}}`))
+		if len(cs) != 1 || cs[0]["value"] != "0.9.0" || cs[0]["serviceName"] != nil {
+			t.Fatalf("dbSchemaVersion records %v, want one with value 0.9.0 and no service", cs)
+		}
+		var n struct{ Count int }
+		e.Do(t, "GET", "/api/configurations/count", nil).Expect(t, 200).JSON(t, &n)
+		var h struct {
+			Details map[string]struct {
+				Status string
+				Count  int
+			}
+		}
+		e.Do(t, "GET", "/api/health", nil).Expect(t, 200).JSON(t, &h)
+		if c := h.Details["config"]; c.Status != "up" || c.Count != n.Count || c.Count < 4 {
+			t.Errorf("health's config %+v, want up counting all %d records (rsa, dbSchemaVersion and the two seeded)", c, n.Count)
+		}
+	})
 	t.Run("anonymous callers are forbidden on every operation", func(t *testing.T) {
 		for _, op := range [][2]string{{"GET", ""}, {"GET", "/count"}, {"POST", ""}, {"PATCH", ""}, {"GET", "/" + id}, {"PATCH", "/" + id}, {"PUT", "/" + id}, {"DELETE", "/" + id}} {
 			e.Do(t, op[0], "/api/configurations"+op[1], map[string]any{}, apitest.Anonymous...).Expect(t, http.StatusForbidden)
