@@ -1,17 +1,22 @@
 package httpapi
 
 import (
+	"bytes"
 	"embed"
+	"io"
 	"net/http"
 	"path"
 	"time"
 
 	"github.com/govkit/govkit/internal/httperr"
+	"github.com/govkit/govkit/ui"
 )
 
 // docsFS holds the API documentation page: a small self-written renderer
 // of /api/openapi.json, with no third-party origin and no inline script or
 // style, so the platform's Content-Security-Policy applies to it unchanged.
+// Its style sheet, docs.css, is the web UIs' own (package ui), so the page
+// looks like the rest of the platform.
 //
 //go:embed docs
 var docsFS embed.FS
@@ -40,16 +45,17 @@ func (s *Server) serveDoc(w http.ResponseWriter, r *http.Request, name string) {
 		httperr.Write(w, http.StatusNotFound, "Cannot GET "+r.URL.Path)
 		return
 	}
+	w.Header().Set("Content-Type", ct)
+	w.Header().Set("Cache-Control", "no-cache")
+	if name == "docs.css" {
+		http.ServeContent(w, r, name, built, bytes.NewReader(ui.Stylesheet))
+		return
+	}
 	f, err := docsFS.Open("docs/" + name)
 	if err != nil {
 		s.internalError(w, r, "docs asset", err)
 		return
 	}
 	defer f.Close()
-	w.Header().Set("Content-Type", ct)
-	w.Header().Set("Cache-Control", "no-cache")
-	http.ServeContent(w, r, name, built, f.(interface {
-		Read([]byte) (int, error)
-		Seek(int64, int) (int64, error)
-	}))
+	http.ServeContent(w, r, name, built, f.(io.ReadSeeker))
 }

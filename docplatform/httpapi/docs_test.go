@@ -29,6 +29,41 @@ func TestDocsPageInBrowser(t *testing.T) {
 		}
 	}
 
+	t.Run("accessible", func(t *testing.T) {
+		// Every operation open: its table and its form's labelled fields
+		// are what a reader uses; the tall Schemas block scrolls by
+		// keyboard.
+		browsertest.Eval[bool](b, `(document.querySelectorAll("details.op").forEach(d => d.open = true), true)`)
+		b.Accessible("/api/docs with every operation open")
+		if !browsertest.Eval[bool](b, `(() => { const p = document.querySelector("#tag-schemas ~ details pre"); return p.tabIndex === 0 && p.getAttribute("aria-label") === "Schemas (JSON)"; })()`) {
+			t.Error("the Schemas block is not focusable and labelled")
+		}
+	})
+
+	t.Run("filtering hides the headings of empty sections", func(t *testing.T) {
+		setFilter := func(q string) {
+			browsertest.Eval[bool](b, `(() => { const f = document.getElementById("filter"); f.value = `+browsertest.JSString(q)+`; f.dispatchEvent(new Event("input")); return true; })()`)
+		}
+		setFilter("/content")
+		b.Until("the filter applied", `/^[1-9]\d* operations? match/.test(document.getElementById("filter-count").textContent)`)
+		shown := browsertest.Eval[[]string](b, `[...document.querySelectorAll("section.tag")].filter(s => s.offsetParent !== null).map(s => s.querySelector("h2").textContent)`)
+		if len(shown) == 0 {
+			t.Fatal("no section shown for /content")
+		}
+		for _, h := range shown {
+			if !browsertest.Eval[bool](b, `[...document.querySelectorAll("section.tag")].find(s => s.querySelector("h2").textContent === `+browsertest.JSString(h)+`).querySelector("details.op:not(.hidden)") !== null`) {
+				t.Errorf("section %q shown with no operation", h)
+			}
+		}
+		if browsertest.Eval[bool](b, `document.getElementById("tag-schemas").offsetParent !== null`) {
+			t.Error("the schemas heading is shown though nothing under it matches")
+		}
+		setFilter("")
+		if browsertest.Eval[bool](b, `document.getElementById("tag-schemas").offsetParent === null`) {
+			t.Error("an empty filter leaves the schemas hidden")
+		}
+	})
+
 	t.Run("the check itself sees a violation: an injected inline script is refused and reported", func(t *testing.T) {
 		b.Expect(`Content Security Policy|CSP violation`)
 		browsertest.Eval[bool](b, `(() => { const s = document.createElement("script"); s.textContent = "window.__ran = 1"; document.body.appendChild(s); return true; })()`)

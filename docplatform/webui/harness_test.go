@@ -219,6 +219,8 @@ func (c *client) csrf() string {
 type browserTab struct {
 	*browsertest.Tab
 	w *world
+	// audit makes visit check each page with axe-core at both sizes.
+	audit bool
 }
 
 func newBrowser(t *testing.T, w *world, width, height int) *browserTab {

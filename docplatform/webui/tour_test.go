@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/govkit/govkit/internal/browsertest"
 )
@@ -20,13 +21,18 @@ func (b *browserTab) visit(path string, want ...string) {
 		b.untilText(s)
 	}
 	b.Until("the page at "+path+" loaded", `document.querySelectorAll(".loading").length === 0`)
+	if b.audit {
+		b.Accessible(path)
+	}
 }
 
 // Every page, for a system admin, a group admin and a member: each loads
 // without a console message, an exception or a CSP violation, shows its
-// content, and calls nothing the server refuses (no admin route for a
-// member, no OCR result that does not exist, no API-key call for a
-// non-admin).
+// content, calls nothing the server refuses (no admin route for a member,
+// no OCR result that does not exist, no API-key call for a non-admin), and
+// passes axe-core at 1280×800 and 390×844 with no serious or critical
+// violation and no sideways scrolling (WCAG 2.1 AA, which government
+// services must meet).
 func TestEveryPageLoadsCleanly(t *testing.T) {
 	w := newWorld(t, worldOptions{})
 	d := seedDemo(t, w)
@@ -34,6 +40,10 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 
 	t.Run("system admin", func(t *testing.T) {
 		b := newBrowser(t, w, 1280, 900)
+		b.audit = true
+		b.open("/")
+		b.untilText("Sign in")
+		b.Accessible("the signed-out home")
 		b.signIn("admin")
 		b.visit("/documents", "Upload a document", "Invoice 1042")
 		b.visit("/documents/"+d.invoice.ID, "tesseract 5.4", "Northwind Supplies", "completed")
@@ -52,6 +62,13 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 		b.visit("/admin/groups", "Finance", "Permits")
 		b.visit("/profile", "System admin", "admin@govkit.test")
 		b.visit("/no/such/page", "Page not found")
+
+		// The API's own page, with every operation open (their forms and
+		// tables are what a reader of it uses), and filtered.
+		b.open("/api/docs")
+		b.Until("the operations", `document.querySelectorAll("details.op").length > 20`)
+		browsertest.Eval[bool](b.Tab, `(document.querySelectorAll("details.op").forEach(d => d.open = true), true)`)
+		b.Accessible("/api/docs")
 
 		t.Run("the check itself sees a CSP violation", func(t *testing.T) {
 			// Both reports of it (the browser's log and the page's
@@ -76,6 +93,7 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 
 	t.Run("group admin", func(t *testing.T) {
 		b := newBrowser(t, w, 1280, 900)
+		b.audit = true
 		b.signIn("alice")
 		b.visit("/review", "Waiting for review", "Locked", "Bob Member", "You, until")
 		b.visit("/reviews/"+d.aliceSession, "Correct the OCR result", "merchant", "Complete review")
@@ -94,11 +112,20 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 
 	t.Run("member", func(t *testing.T) {
 		b := newBrowser(t, w, 390, 844) // a phone
+		b.audit = true
 		b.signIn("bob")
 		b.visit("/documents", "Office lease 2026.pdf")
 		b.visit("/groups/"+d.finance.ID, "You are a member")
 		b.visit("/profile", "Bob Member", "bob@govkit.test")
 		b.visit("/audit", "Report by day") // bob administers Permits
+
+		// The phone's menu opens from its button and Escape closes it,
+		// giving the focus back to the button.
+		b.Do(chromedp.Click(`.menu-toggle`))
+		b.Until("the menu open", `document.getElementById("sidenav").classList.contains("open")`)
+		b.Accessible("the open phone menu")
+		b.Do(chromedp.KeyEvent(kb.Escape))
+		b.Until("the menu closed by Escape", `!document.getElementById("sidenav").classList.contains("open") && document.activeElement.classList.contains("menu-toggle")`)
 	})
 
 	var refused []served

@@ -49,8 +49,9 @@ type Tab struct {
 	T *testing.T
 	// Ctx is the tab's chromedp context, for actions this package does not
 	// wrap.
-	Ctx  context.Context
-	wait time.Duration
+	Ctx           context.Context
+	wait          time.Duration
+	width, height int
 
 	mu       sync.Mutex
 	problems []string
@@ -102,7 +103,7 @@ func New(t *testing.T, o Options) *Tab {
 		cancelTab()
 		cancelAlloc()
 	})
-	b := &Tab{T: t, Ctx: ctx, wait: o.Wait}
+	b := &Tab{T: t, Ctx: ctx, wait: o.Wait, width: o.Width, height: o.Height}
 	if err := chromedp.Listen(ctx, b.onEvent); err != nil {
 		t.Fatal(err)
 	}

@@ -25,6 +25,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +169,30 @@ func randomHex(n int) string {
 		panic(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// RequireAxe returns the source of axe-core (the accessibility rules the
+// browser tests run), from ui/node_modules where `npm ci` in ui/ puts it
+// at the version ui/package-lock.json pins (.ci/install-deps runs it).
+func RequireAxe(t testing.TB) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's directory")
+		}
+		dir = parent
+	}
+	src, err := os.ReadFile(filepath.Join(dir, "ui", "node_modules", "axe-core", "axe.min.js"))
+	if err != nil {
+		missing(t, "axe-core not installed: run npm ci in ui/ (.ci/install-deps does): %v", err)
+	}
+	return string(src)
 }

@@ -3,6 +3,7 @@ package console_test
 import (
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -71,6 +72,7 @@ func TestAdminAddress(t *testing.T) {
 		b.untilText("Subscriptions by service and state")
 		b.Until("the news row", `[...document.querySelectorAll("td")].some(td => td.textContent === "news")`)
 		shot("dashboard")
+		b.Accessible("the dashboard")
 	}
 
 	// Subscriptions: a bad record is refused with the API's words under
@@ -79,7 +81,9 @@ func TestAdminAddress(t *testing.T) {
 	b.Until("the heading focused", `document.activeElement && document.activeElement.id === "page-title"`)
 	b.untilText("reader0@example.com")
 	b.untilText("1–25 of 25")
+	b.Accessible("the subscription list")
 	b.click("button", "New subscription")
+	b.Accessible("the subscription editor")
 	b.Expect(`status of 400`)
 	b.setText("Record (JSON)", `{"serviceName": "alerts", "channel": "pigeon", "userChannelId": "ops@example.com", "state": "confirmed"}`)
 	b.click("button", "Create subscription")
@@ -121,6 +125,7 @@ func TestAdminAddress(t *testing.T) {
 			t.Errorf("the preview does not show the merged message for reader3: %q", out)
 		}
 		shot("compose")
+		b.Accessible("compose with a preview")
 	}
 	b.click("button", "Send")
 	b.Until("the progress panel", `document.getElementById("broadcast-progress")`)
@@ -135,6 +140,20 @@ func TestAdminAddress(t *testing.T) {
 		t.Errorf("the mail catcher got %d mails, want 25", n)
 	}
 	shot("notifications")
+	b.Accessible("a finished broadcast")
+
+	// The caught mail, a list and one message, looks like the console and
+	// passes the same checks.
+	mail := httptest.NewServer(w.mail.Handler())
+	t.Cleanup(mail.Close)
+	b.Do(chromedp.Navigate(mail.URL + "/"))
+	b.untilText("Caught mail and SMS")
+	b.Accessible("the caught mail")
+	b.Do(chromedp.Click(`main table a`))
+	b.untilText("Envelope from")
+	b.Accessible("a caught message")
+	b.Do(chromedp.Navigate(w.base + "/notifications"))
+	b.untilText("Notification list")
 
 	// An SMS to one subscribed number, and an in-app message to one user.
 	w.api("POST", "/subscriptions", map[string]any{"serviceName": "alerts", "channel": "sms", "userChannelId": "12505550100", "state": "confirmed"}, nil)
@@ -172,8 +191,10 @@ func TestAdminAddress(t *testing.T) {
 	b.click("button", "Create configuration")
 	b.untilText("Configuration created.")
 	b.untilText("myService")
+	b.Accessible("the configuration list")
 	b.click("button", "Edit")
 	b.Until("the editor", `document.getElementById("editor-title")`)
+	b.Accessible("the configuration editor")
 	rec := browsertest.Eval[string](b.Tab, `document.querySelector("textarea.json").value`)
 	b.setText("Record (JSON)", strings.Replace(rec, "Please confirm your subscription", "Confirm, please", 1))
 	b.click("button", "Save configuration")
@@ -187,6 +208,7 @@ func TestAdminAddress(t *testing.T) {
 
 	b.click("a", "Bounces")
 	b.untilText("No bounces recorded.")
+	b.Accessible("the bounces")
 
 	// Administrators: one signed up, a token made and shown once.
 	b.click("a", "Administrators")
@@ -213,10 +235,12 @@ func TestAdminAddress(t *testing.T) {
 	resp.Body.Close()
 	b.untilText("Copy it now")
 	shot("administrators")
+	b.Accessible("an administrator's password and tokens")
 
 	// Any path outside the API is the console; an unknown one says so.
 	b.open("/no/such/page")
 	b.untilText("There is no console page at this address.")
+	b.Accessible("a page not found")
 
 	// Keyboard: the first Tab reaches the skip link, Enter moves to the
 	// main region; Tab reaches the navigation, Enter follows a link and

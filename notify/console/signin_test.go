@@ -50,6 +50,7 @@ func TestSignInMethods(t *testing.T) {
 	}
 
 	b.screenshot("signin")
+	b.Accessible("the sign-in page")
 
 	// A wrong password is refused in words.
 	b.Expect(`status of 401`)
@@ -163,7 +164,9 @@ func TestSignInMethods(t *testing.T) {
 	} else {
 		b.untilText("alice@example.com")
 	}
+	b.Accessible("a user's subscriptions")
 	b.open("/administrators")
 	b.untilText("This page is for administrators.")
+	b.Accessible("an administrators' page refused")
 	b.signOut()
 }

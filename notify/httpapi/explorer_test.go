@@ -13,9 +13,9 @@ import (
 )
 
 // TestExplorerInBrowser loads the explorer page in Chromium: it lists the
-// operations of the document and sends a request from the page, under the
-// page's Content Security Policy, with no violation and no console error
-// (internal/browsertest fails the test on any).
+// operations of the document, passes axe-core, and sends a request from
+// the page, under the page's Content Security Policy, with no violation
+// and no console error (internal/browsertest fails the test on any).
 func TestExplorerInBrowser(t *testing.T) {
 	b := browsertest.New(t, browsertest.Options{Width: 1280, Height: 900})
 	ctx := b.Ctx
@@ -42,6 +42,13 @@ func TestExplorerInBrowser(t *testing.T) {
 		n, _ := strconv.Atoi(s)
 		return n >= 30
 	})
+	// Every operation open, its fields labelled and its badge legible
+	// (axe-core at a laptop's and a phone's width).
+	browsertest.Eval[bool](b, `(document.querySelectorAll("details.op").forEach(d => d.open = true), true)`)
+	b.Accessible("/api/explorer with every operation open")
+	if n := browsertest.Eval[int](b, `document.querySelectorAll("details.op textarea:not([id]), details.op input:not([id])").length`); n != 0 {
+		t.Errorf("%d fields of the explorer have no id for a label", n)
+	}
 	// open GET /api/health and send it from the page
 	_, err := chromedp.Run(ctx, chromedp.Evaluate[any](`(() => {
 		const op = [...document.querySelectorAll("details.op")].find(d => d.querySelector("summary").textContent.includes("/api/health"));

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	_ "embed"
 	"net/http"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/ui"
 )
 
 //go:embed explorer/index.html
@@ -19,19 +21,28 @@ func (s *Server) registerDocs() {
 	s.mux.HandleFunc("GET "+s.root+"/explorer-json", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.OpenAPI())
 	})
+	// The page links its style sheet, the web UIs' own (package ui), by
+	// its absolute path under the API root.
+	body := bytes.ReplaceAll(explorerPage, []byte("{{ROOT}}"), []byte(s.root))
 	page := func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", "text/html; charset=utf-8")
-		// The page is self-contained: its script and style are inline and
-		// it fetches only the document beside it. It may be framed by its
+		// The page's script is inline; it loads only its style sheet and
+		// the document beside it. It may be framed by its
 		// own origin, and only this page: NotifyBC's console shows the
 		// explorer in a same-origin iframe (and the original sends the
 		// same two headers here).
-		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'unsafe-inline'; style-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'")
 		h.Set("X-Frame-Options", "SAMEORIGIN")
 		h.Set("X-Content-Type-Options", "nosniff")
-		_, _ = w.Write(explorerPage)
+		_, _ = w.Write(body)
 	}
+	s.mux.HandleFunc("GET "+s.root+"/explorer/explorer.css", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-cache")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		_, _ = w.Write(ui.Stylesheet)
+	})
 	s.mux.HandleFunc("GET "+s.root+"/explorer", page)
 	s.mux.HandleFunc("GET "+s.root+"/explorer/", page)
 }

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/govkit/govkit/ui"
 )
 
 // Handler serves the caught mail. Links are relative, so it can be mounted
@@ -14,6 +16,7 @@ import (
 // e.g. "/mail/"):
 //
 //	GET /                 the list page, newest first
+//	GET /style.css        the pages' style sheet (the web UIs' own)
 //	GET /m/{id}/          one message: envelope, headers, text, HTML preview
 //	GET /m/{id}/html      the HTML body alone, sandboxed by CSP
 //	GET /m/{id}/raw       the source, as text/plain
@@ -26,6 +29,10 @@ import (
 func (c *Catcher) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", c.list)
+	mux.HandleFunc("GET /style.css", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/css; charset=utf-8")
+		_, _ = w.Write(ui.Stylesheet)
+	})
 	mux.HandleFunc("GET /m/{id}/{$}", c.show)
 	mux.HandleFunc("GET /m/{id}/html", c.html)
 	mux.HandleFunc("GET /m/{id}/raw", c.raw)
@@ -66,12 +73,12 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// pageHeaders applies to our own pages: nothing but our inline styles and
+// pageHeaders applies to our own pages: nothing but our style sheet and
 // same-origin frames may load, and no one else may frame us.
 func pageHeaders(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; frame-src 'self'; frame-ancestors 'self'; base-uri 'none'; form-action 'none'")
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		h.Set("Cache-Control", "no-store")
@@ -95,11 +102,12 @@ func (c *Catcher) byID(w http.ResponseWriter, r *http.Request) (Mail, bool) {
 func (c *Catcher) list(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = listPage.Execute(w, struct {
+		Base  string
 		Mails []Mail
 		Texts []SMS
 		Max   int
 		Kept  string
-	}{c.Mails(), c.Texts(), c.opts.MaxMessages, map[bool]string{true: "on disk (they survive a restart)", false: "in memory"}[c.opts.Dir != ""]})
+	}{"./", c.Mails(), c.Texts(), c.opts.MaxMessages, map[bool]string{true: "on disk (they survive a restart)", false: "in memory"}[c.opts.Dir != ""]})
 }
 
 type headerLine struct{ Key, Value string }
@@ -111,9 +119,10 @@ func (c *Catcher) show(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	_ = showPage.Execute(w, struct {
+		Base    string
 		Mail    Mail
 		Headers []headerLine
-	}{m, m.lines})
+	}{"../../", m, m.lines})
 }
 
 // html serves a message's HTML body as its own document. The CSP sandbox
@@ -163,23 +172,19 @@ func writeJSON(w http.ResponseWriter, v any) {
 	_ = enc.Encode(v)
 }
 
-const style = `<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}
-table{border-collapse:collapse;width:100%}
-td,th{padding:.35em .6em;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}
-tr:hover td{background:#f5f7fa}
-a{color:#1a5a96}
-pre{white-space:pre-wrap;background:#f7f7f7;padding:1em;border:1px solid #ddd}
-iframe{width:100%;height:32em;border:1px solid #ddd}
-.muted{color:#777}
-</style>`
+// top is the start of both pages' bodies: the look of the other govkit
+// pages. base leads from the page to the catcher's root.
+const top = `<link rel="stylesheet" href="{{.Base}}style.css"></head><body>
+<a class="skip-link" href="#main">Skip to main content</a>
+<header class="topbar"><a class="brand" href="{{.Base}}" aria-label="govkit caught mail: every message"><span class="brand-text">govkit <small>caught mail</small></span></a></header>
+<main class="page" id="main" tabindex="-1">`
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string { return t.Format("2006-01-02 15:04:05Z") },
 }
 
 var listPage = template.Must(template.New("list").Funcs(funcs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Caught mail and SMS</title>` + style + `</head><body>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Caught mail and SMS</title>` + top + `
 <h1>Caught mail and SMS</h1>
 <p class="muted">Mail and text messages sent by govkit in development are caught here and never delivered. Newest first; the last {{.Max}} of each are kept {{.Kept}}. Reload to see new ones.</p>
 <h2>Mail <span class="muted">(<a href="api/mails">JSON</a>)</span></h2>
@@ -190,12 +195,12 @@ var listPage = template.Must(template.New("list").Funcs(funcs).Parse(`<!doctype 
 <h2 id="sms">SMS <span class="muted">(<a href="api/sms">JSON</a>)</span></h2>
 {{if .Texts}}<table>
 <tr><th>Received (UTC)</th><th>To</th><th>Text</th></tr>
-{{range .Texts}}<tr><td>{{when .Received}}</td><td>{{.To}}</td><td><pre>{{.Text}}</pre></td></tr>
+{{range .Texts}}<tr><td>{{when .Received}}</td><td>{{.To}}</td><td><pre class="wrap">{{.Text}}</pre></td></tr>
 {{end}}</table>{{else}}<p>No SMS caught yet.</p>{{end}}
-</body></html>`))
+</main></body></html>`))
 
 var showPage = template.Must(template.New("show").Funcs(funcs).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>{{.Mail.Subject}}</title>` + style + `</head><body>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>{{if .Mail.Subject}}{{.Mail.Subject}}{{else}}(no subject){{end}} · caught mail</title>` + top + `
 <p><a href="../../">&larr; all mail</a> · <a href="raw">source</a> · <a href="../../api/mails/{{.Mail.ID}}">JSON</a></p>
 <h1>{{if .Mail.Subject}}{{.Mail.Subject}}{{else}}(no subject){{end}}</h1>
 <table>
@@ -208,7 +213,7 @@ var showPage = template.Must(template.New("show").Funcs(funcs).Parse(`<!doctype 
 {{if .Mail.HTML}}<h2>HTML</h2>
 <iframe sandbox="allow-popups allow-popups-to-escape-sandbox" src="html" title="HTML body"></iframe>{{end}}
 {{if .Mail.Text}}<h2>Text</h2>
-<pre>{{.Mail.Text}}</pre>{{end}}
+<pre class="wrap" tabindex="0" aria-label="Text body">{{.Mail.Text}}</pre>{{end}}
 <h2>Headers</h2>
 <table>{{range .Headers}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-</body></html>`))
+</main></body></html>`))

@@ -96,14 +96,20 @@ function responsesText(op) {
   }).join("\n");
 }
 
+// uid numbers the form controls, whose labels point at them by id.
+let uid = 0;
+
 function tryForm(path, method, op) {
   const form = el("form", "try");
+  form.setAttribute("aria-label", "Try " + method.toUpperCase() + " " + path);
   const inputs = [];
   for (const p of op.parameters || []) {
     if (p.in === "header") continue; // X-CSRF-Token is added for you
     const l = el("label");
     l.appendChild(el("span", "", p.name + " (" + p.in + (p.required ? ", required" : "") + ")"));
     const i = el("input");
+    i.id = "param-" + ++uid;
+    l.htmlFor = i.id;
     i.name = p.name;
     i.dataset.in = p.in;
     i.required = !!p.required && p.in === "path";
@@ -116,25 +122,33 @@ function tryForm(path, method, op) {
   let file = null;
   const content = (op.requestBody && op.requestBody.content) || {};
   if (content["application/json"]) {
-    form.appendChild(el("span", "", "JSON body"));
+    const l = el("label", "", "");
+    l.appendChild(el("span", "", "JSON body"));
     body = el("textarea");
+    body.id = "body-" + ++uid;
+    l.htmlFor = body.id;
     body.name = "body";
+    body.spellcheck = false;
     body.value = JSON.stringify(example(content["application/json"].schema, 0), null, 2);
     body.rows = Math.min(12, body.value.split("\n").length + 1);
+    form.appendChild(l);
     form.appendChild(body);
   } else if (content["multipart/form-data"]) {
     const l = el("label");
     l.appendChild(el("span", "", "file"));
     file = el("input");
+    file.id = "file-" + ++uid;
+    l.htmlFor = file.id;
     file.type = "file";
     file.name = "file";
     l.appendChild(file);
     form.appendChild(l);
   }
-  const send = el("button", "", "Send " + method.toUpperCase());
+  const send = el("button", "btn btn-primary btn-small", "Send " + method.toUpperCase());
   send.type = "submit";
   form.appendChild(send);
-  const out = el("pre", "result");
+  const out = el("pre", "result wrap");
+  out.setAttribute("aria-live", "polite");
   form.appendChild(out);
   form.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -189,7 +203,14 @@ function render(d) {
     }
   }
   for (const [tag, ops] of byTag) {
-    main.appendChild(el("h2", "", tag));
+    // A section per tag, so that filtering hides a heading whose
+    // operations are all hidden.
+    const section = el("section", "tag");
+    const h = el("h2", "", tag);
+    h.id = "tag-" + tag.replace(/[^a-z0-9]+/gi, "-");
+    section.setAttribute("aria-labelledby", h.id);
+    section.appendChild(h);
+    main.appendChild(section);
     for (const { path, method, op } of ops) {
       const d = el("details", "op");
       d.id = op.operationId;
@@ -213,15 +234,25 @@ function render(d) {
       row("responses", responsesText(op));
       d.appendChild(t);
       d.appendChild(tryForm(path, method, op));
-      main.appendChild(d);
+      section.appendChild(d);
     }
   }
+  const section = el("section", "tag");
+  const h = el("h2", "", "schemas");
+  h.id = "tag-schemas";
+  section.setAttribute("aria-labelledby", h.id);
   const schemas = el("details", "op");
+  schemas.dataset.search = "schemas " + Object.keys(doc.components.schemas).join(" ").toLowerCase();
   schemas.appendChild(el("summary", "", "Schemas"));
+  // Taller than the window: focusable so that the keyboard scrolls it.
   const pre = el("pre", "", JSON.stringify(doc.components.schemas, null, 2));
+  pre.tabIndex = 0;
+  pre.setAttribute("role", "region");
+  pre.setAttribute("aria-label", "Schemas (JSON)");
   schemas.appendChild(pre);
-  main.appendChild(el("h2", "", "schemas"));
-  main.appendChild(schemas);
+  section.appendChild(h);
+  section.appendChild(schemas);
+  main.appendChild(section);
 }
 
 // whoami shows who the requests go as.
@@ -245,9 +276,16 @@ function whoami() {
 
 function filter() {
   const q = document.getElementById("filter").value.toLowerCase();
+  let shown = 0;
   for (const d of document.querySelectorAll("details.op")) {
-    d.classList.toggle("hidden", q !== "" && d.dataset.search !== undefined && !d.dataset.search.includes(q));
+    const hide = q !== "" && d.dataset.search !== undefined && !d.dataset.search.includes(q);
+    d.classList.toggle("hidden", hide);
+    if (!hide && d.id) shown++;
   }
+  for (const s of document.querySelectorAll("section.tag")) {
+    s.classList.toggle("hidden", !s.querySelector("details.op:not(.hidden)"));
+  }
+  document.getElementById("filter-count").textContent = q === "" ? "" : shown + (shown === 1 ? " operation matches." : " operations match.");
 }
 
 document.getElementById("filter").addEventListener("input", filter);

@@ -125,9 +125,12 @@ export function SignedInApp() {
         </Link>
         <span class="topbar-spacer" />
         <div class="who">
-          <Link class="who-name" href="/profile" id="signed-in-as" aria-label={`Your profile: ${name}`}>
+          {/* No aria-label: the link is named by what it shows (WCAG
+              2.5.3), and says where it goes after that. */}
+          <Link class="who-name" href="/profile" id="signed-in-as">
             {name}
             {second ? <small>{second}</small> : null}
+            <span class="visually-hidden"> (your profile)</span>
           </Link>
           {/* A plain link: the whole page goes to the logout endpoint,
               which clears the cookies and ends the provider session. */}

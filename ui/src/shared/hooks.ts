@@ -93,5 +93,17 @@ export function useNavigationFrame(path: string): [boolean, (open: boolean) => v
     window.scrollTo(0, 0);
     document.getElementById("page-title")?.focus();
   }, [path]);
+  // Escape closes the open phone menu and gives the focus back to its
+  // button, as a disclosure is expected to behave.
+  useEffect(() => {
+    if (!menuOpen) return;
+    const onKey = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      setMenuOpen(false);
+      document.querySelector<HTMLElement>(".menu-toggle")?.focus();
+    };
+    document.addEventListener("keydown", onKey);
+    return () => document.removeEventListener("keydown", onKey);
+  }, [menuOpen]);
   return [menuOpen, setMenuOpen];
 }

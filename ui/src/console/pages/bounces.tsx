@@ -87,7 +87,7 @@ export function Bounces() {
               {
                 label: "Details",
                 cell: (r) => (
-                  <Button class="btn-small" onClick={() => setOpen(r)} aria-label={`Show the bounce record of ${r.userChannelId}`}>
+                  <Button class="btn-small" onClick={() => setOpen(r)} aria-label={`View the bounce record of ${r.userChannelId}`}>
                     View
                   </Button>
                 ),

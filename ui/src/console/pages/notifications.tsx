@@ -153,7 +153,7 @@ export function Notifications() {
                 label: "Progress",
                 cell: (r) =>
                   r.isBroadcast ? (
-                    <Button class="btn-small" onClick={() => setWatching(r.id)} aria-label={`Show the progress of the broadcast ${r.id}`}>
+                    <Button class="btn-small" onClick={() => setWatching(r.id)} aria-label={`Progress of the broadcast ${r.id}`}>
                       Progress
                     </Button>
                   ) : null,

@@ -78,11 +78,11 @@ function Users() {
                   ) : (
                     <span class="actions">
                       {u.isSystemAdmin ? (
-                        <Button class="btn-small" onClick={() => change(u, "demote")} aria-label={`Withdraw system admin from ${displayName(u) || u.id}`}>
+                        <Button class="btn-small" onClick={() => change(u, "demote")} aria-label={`Withdraw admin: ${displayName(u) || u.id}`}>
                           Withdraw admin
                         </Button>
                       ) : (
-                        <Button class="btn-small" onClick={() => change(u, "promote")} aria-label={`Make ${displayName(u) || u.id} a system admin`}>
+                        <Button class="btn-small" onClick={() => change(u, "promote")} aria-label={`Make admin: ${displayName(u) || u.id}`}>
                           Make admin
                         </Button>
                       )}

@@ -122,11 +122,11 @@ export function ReviewQueue() {
                         Continue
                       </Link>
                     ) : r.lock ? (
-                      <Button class="btn-small" disabled aria-label={`${r.doc.fileName} is locked by another reviewer`}>
+                      <Button class="btn-small" disabled aria-label={`Locked: ${r.doc.fileName} is locked by another reviewer`}>
                         Locked
                       </Button>
                     ) : (
-                      <Button class="btn-small" variant="primary" busy={starting === r.doc.id} onClick={() => begin(r.doc)} aria-label={`Start reviewing ${r.doc.fileName}`}>
+                      <Button class="btn-small" variant="primary" busy={starting === r.doc.id} onClick={() => begin(r.doc)} aria-label={`Start review of ${r.doc.fileName}`}>
                         Start review
                       </Button>
                     ),
