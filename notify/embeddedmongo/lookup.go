@@ -252,8 +252,8 @@ func (l *Lookup) indexed(ctx context.Context, db *sql.DB, table, field string, f
 	return false
 }
 
-func (l *Lookup) query(ctx context.Context, db *sql.DB, q, value string) ([]any, bool, error) {
-	rows, err := db.QueryContext(ctx, q, value)
+func (l *Lookup) query(ctx context.Context, db *sql.DB, q string, args ...any) ([]any, bool, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("embeddedmongo: lookup: %w", err)
 	}

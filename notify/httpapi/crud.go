@@ -95,6 +95,7 @@ func (c *crud[T, P]) create(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *crud[T, P]) count(w http.ResponseWriter, r *http.Request) {
+	r = scanLimited(r)
 	where, err := query.ParseWhere(r.URL.Query(), c.schema)
 	if err != nil {
 		writeError(w, r, err)
@@ -109,6 +110,7 @@ func (c *crud[T, P]) count(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *crud[T, P]) list(w http.ResponseWriter, r *http.Request) {
+	r = scanLimited(r)
 	flt, err := query.ParseFilter(r.URL.Query(), c.schema)
 	if err != nil {
 		writeError(w, r, err)
@@ -325,6 +327,14 @@ func (c *crud[T, P]) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	noContent(w)
+}
+
+// scanLimited marks a list or count request so that a filter no index
+// answers is refused (400, naming the fast filters) rather than read
+// over a large collection: a page view must not cost a scan of a million
+// records (mongostore.WithScanLimit).
+func scanLimited(r *http.Request) *http.Request {
+	return r.WithContext(mongostore.WithScanLimit(r.Context(), mongostore.DefaultScanLimit))
 }
 
 func orEmpty(d bson.D) bson.D {

@@ -210,6 +210,7 @@ func countsOnly(fields bson.D) bool {
 }
 
 func (h *notifications) count(w http.ResponseWriter, r *http.Request) {
+	r = scanLimited(r)
 	where, err := query.ParseWhere(r.URL.Query(), notificationSchema(r))
 	if err != nil {
 		writeError(w, r, err)
@@ -242,6 +243,7 @@ func andWhere(where, extra bson.D) bson.D {
 }
 
 func (h *notifications) list(w http.ResponseWriter, r *http.Request) {
+	r = scanLimited(r)
 	flt, err := query.ParseFilter(r.URL.Query(), notificationSchema(r))
 	if err != nil {
 		writeError(w, r, err)

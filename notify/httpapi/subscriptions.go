@@ -123,6 +123,7 @@ func subscriptionOut(r *http.Request, sub *notify.Subscription) (any, error) {
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
+	r = scanLimited(r)
 	flt, err := query.ParseFilter(r.URL.Query(), subscriptionSchema(r))
 	if err != nil {
 		writeError(w, r, err)
@@ -152,6 +153,7 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) countSubscriptions(w http.ResponseWriter, r *http.Request) {
+	r = scanLimited(r)
 	where, err := query.ParseWhere(r.URL.Query(), subscriptionSchema(r))
 	if err != nil {
 		writeError(w, r, err)

@@ -277,10 +277,19 @@ func (c *Collection[T, P]) Find(ctx context.Context, q Query) ([]P, error) {
 	if len(proj) > 0 {
 		opts.SetProjection(proj)
 	}
+	recs, err := c.findByIndex(ctx, filter, sort, q.Skip, q.Limit, proj)
+	if !errors.Is(err, errNoPlan) {
+		return recs, err
+	}
 	if c.useLookup(filter) {
 		recs, err := c.findByLookup(ctx, filter, sort, q.Skip, q.Limit, proj)
 		if !errors.Is(err, errNoPlan) {
 			return recs, err
+		}
+	}
+	if c.scans(filter) {
+		if err := c.checkScan(ctx); err != nil {
+			return nil, err
 		}
 	}
 	cur, err := c.c.Find(ctx, filter, opts)
@@ -310,13 +319,22 @@ func (c *Collection[T, P]) Count(ctx context.Context, filter any) (int64, error)
 	if err != nil {
 		return 0, err
 	}
+	n, err := c.countByIndex(ctx, f)
+	if !errors.Is(err, errNoPlan) {
+		return n, err
+	}
 	if c.useLookup(f) {
 		n, err := c.countByLookup(ctx, f)
 		if !errors.Is(err, errNoPlan) {
 			return n, err
 		}
 	}
-	n, err := c.c.CountDocuments(ctx, f)
+	if c.scans(f) {
+		if err := c.checkScan(ctx); err != nil {
+			return 0, err
+		}
+	}
+	n, err = c.c.CountDocuments(ctx, f)
 	if err != nil {
 		return 0, fmt.Errorf("mongostore: count %s: %w", c.schema.name, mapErr(err))
 	}

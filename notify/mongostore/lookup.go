@@ -12,6 +12,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/govkit/govkit/notify/embeddedmongo"
 )
 
 // FieldIndex finds candidates for equality lookups the server itself
@@ -30,6 +32,18 @@ type FieldIndex interface {
 	// FoldKey is the key of s for a case-folded lookup, or false when
 	// the index cannot answer for s.
 	FoldKey(s string) (string, bool)
+
+	// IndexFields creates what Find, Count and Groups need for fields
+	// (and composites) of collection coll.
+	IndexFields(ctx context.Context, coll string, kinds []embeddedmongo.Field, single []string, composites [][]string) error
+	// Find returns the _ids of a page of q, in order; Count counts q's
+	// documents; embeddedmongo.ErrUnanswerable when they cannot answer.
+	Find(ctx context.Context, q embeddedmongo.Query) ([]any, error)
+	Count(ctx context.Context, q embeddedmongo.Query) (int64, error)
+	// AtLeast reports whether coll holds at least n documents.
+	AtLeast(ctx context.Context, coll string, n int) (bool, error)
+	// Groups counts coll's documents by the values of string fields.
+	Groups(ctx context.Context, coll string, fields []string, limit int) ([]embeddedmongo.Group, error)
 }
 
 // lookupField is a field a FieldIndex covers.
@@ -62,6 +76,11 @@ func (s *Store) EnsureFieldIndexes(ctx context.Context) error {
 				return err
 			}
 		}
+		if len(sch.indexed) > 0 {
+			if err := s.fieldIndex.IndexFields(ctx, sch.name, sch.indexed, sch.single, sch.composites); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -81,8 +100,18 @@ func (c *Collection[T, P]) useLookup(filter bson.D) bool {
 	return true
 }
 
-// lookupsAnswered counts queries answered through candidates (tests).
-var lookupsAnswered atomic.Int64
+// scans: on the embedded store, FerretDB answers filter by reading the
+// whole collection (anything but a lone _id equality).
+func (c *Collection[T, P]) scans(filter bson.D) bool {
+	if c.s.fieldIndex == nil {
+		return false
+	}
+	return len(filter) != 1 || !isOnlyIDs(filter)
+}
+
+// lookupsAnswered counts queries answered through candidates, and
+// indexAnswered those answered by the field index's queries (tests).
+var lookupsAnswered, indexAnswered atomic.Int64
 
 // errNoPlan: the query is left to the server.
 var errNoPlan = errors.New("no lookup plan")

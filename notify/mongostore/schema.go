@@ -7,6 +7,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/embeddedmongo"
 )
 
 // emailKeyField holds notify.EmailKey(email) on administrator documents; its
@@ -35,6 +36,30 @@ type schema struct {
 	// lookups are the fields a FieldIndex answers equality on (see
 	// Store.SetFieldIndex).
 	lookups []lookupField
+	// indexed are the fields the field index answers lists, counts and
+	// sorts on (see indexquery.go), and composites its indexes on several
+	// of them, for counts and groups on those fields that read an index
+	// alone. On MongoDB and FerretDB on PostgreSQL, indexes lists the
+	// server's indexes for the same reads.
+	indexed    []embeddedmongo.Field
+	single     []string
+	composites [][]string
+}
+
+func str(names ...string) []embeddedmongo.Field {
+	out := make([]embeddedmongo.Field, len(names))
+	for i, n := range names {
+		out[i] = embeddedmongo.Field{Name: n, Kind: embeddedmongo.KindString}
+	}
+	return out
+}
+
+func date(names ...string) []embeddedmongo.Field {
+	out := make([]embeddedmongo.Field, len(names))
+	for i, n := range names {
+		out[i] = embeddedmongo.Field{Name: n, Kind: embeddedmongo.KindDate}
+	}
+	return out
 }
 
 var baseDates = map[string]bool{"created": true, "updated": true}
@@ -63,25 +88,46 @@ var (
 			textIndex,
 			{Name: "serviceName_state_channel", Keys: bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
 			{Name: "created", Keys: bson.D{{Key: "created", Value: 1}}},
+			// Ours: the console's sorts and filters (README, Indexes).
+			{Name: "updated", Keys: bson.D{{Key: "updated", Value: 1}}},
+			{Name: "userChannelId", Keys: bson.D{{Key: "userChannelId", Value: 1}}},
+			{Name: "userId", Keys: bson.D{{Key: "userId", Value: 1}}},
+			{Name: "state_channel", Keys: bson.D{{Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
 		},
+		indexed:    append(str("serviceName", "channel", "state", "userChannelId", "userId"), date("created", "updated")...),
+		single:     []string{"userChannelId", "userId"},
+		composites: [][]string{{"created", "serviceName", "channel", "state"}, {"updated", "serviceName", "channel", "state"}, {"serviceName", "channel", "state"}, {"state", "channel", "serviceName"}},
 	}
 	notificationSchema = &schema{
-		name:    notify.CollNotification,
-		dates:   dates("validTill", "invalidBefore"),
-		indexes: []indexSpec{textIndex},
+		name:  notify.CollNotification,
+		dates: dates("validTill", "invalidBefore"),
+		indexes: []indexSpec{
+			textIndex,
+			// Ours: the console's sorts and filters.
+			{Name: "created", Keys: bson.D{{Key: "created", Value: 1}}},
+			{Name: "updated", Keys: bson.D{{Key: "updated", Value: 1}}},
+			{Name: "serviceName_state_channel", Keys: bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
+		},
+		indexed: append(append(str("serviceName", "channel", "state", "userChannelId"), date("created", "updated")...),
+			embeddedmongo.Field{Name: "isBroadcast", Kind: embeddedmongo.KindBool}),
+		single: []string{"userChannelId"},
+		composites: [][]string{{"created", "serviceName", "channel", "state", "isBroadcast"}, {"updated", "serviceName", "channel", "state", "isBroadcast"},
+			{"serviceName", "channel", "state"}},
 	}
 	configurationSchema = &schema{
 		name:            notify.CollConfiguration,
 		dates:           baseDates,
 		nullWhenMissing: []string{"serviceName"},
+		indexed:         append(str("name", "serviceName"), date("created", "updated")...),
 		indexes: []indexSpec{
 			{Name: "unique_name_serviceName", Keys: bson.D{{Key: "name", Value: 1}, {Key: "serviceName", Value: 1}}, Unique: true},
 			textIndex,
 		},
 	}
 	administratorSchema = &schema{
-		name:  notify.CollAdministrator,
-		dates: baseDates,
+		name:    notify.CollAdministrator,
+		dates:   baseDates,
+		indexed: append(str("email"), date("created", "updated")...),
 		indexes: []indexSpec{
 			textIndex,
 			// Ours, in place of the original's collation index unique_email_ci
@@ -124,7 +170,14 @@ var (
 		indexes: []indexSpec{
 			{Name: "state_channel_userChannelId", Keys: bson.D{{Key: "state", Value: 1}, {Key: "channel", Value: 1}, {Key: "userChannelId", Value: 1}}},
 			textIndex,
+			// Ours: the console's sorts and its filter by address.
+			{Name: "updated", Keys: bson.D{{Key: "updated", Value: 1}}},
+			{Name: "created", Keys: bson.D{{Key: "created", Value: 1}}},
+			{Name: "userChannelId", Keys: bson.D{{Key: "userChannelId", Value: 1}}},
 		},
+		indexed:    append(str("state", "channel", "userChannelId"), date("created", "updated")...),
+		single:     []string{"userChannelId"},
+		composites: [][]string{{"updated", "state", "channel"}, {"created", "state", "channel"}, {"state", "channel"}},
 	}
 	rssSchema = &schema{
 		name:  notify.CollRss,

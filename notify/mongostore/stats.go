@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/embeddedmongo"
 )
 
 // SubscriptionGroup counts the subscriptions of one service, channel and
@@ -32,6 +33,23 @@ type SubscriptionGroup struct {
 // each subscription out of SQLite: see BENCHMARKS.md for its cost at 1k,
 // 10k and 100k subscriptions.
 func (s *Store) SubscriptionGroups(ctx context.Context, limit int) ([]SubscriptionGroup, bool, error) {
+	if s.fieldIndex != nil {
+		gs, err := s.fieldIndex.Groups(ctx, notify.CollSubscription, []string{"serviceName", "channel", "state"}, limit+1)
+		if err == nil {
+			out := make([]SubscriptionGroup, 0, len(gs))
+			for _, g := range gs {
+				out = append(out, SubscriptionGroup{ServiceName: shortString(g.Values[0]), Channel: g.Values[1], State: g.Values[2], Count: g.Count})
+			}
+			more := len(out) > limit
+			if more {
+				out = out[:limit]
+			}
+			return out, more, nil
+		}
+		if !errors.Is(err, embeddedmongo.ErrUnanswerable) {
+			return nil, false, fmt.Errorf("mongostore: subscription groups: %w", err)
+		}
+	}
 	pipeline := mongo.Pipeline{
 		{{Key: "$group", Value: bson.D{
 			{Key: "_id", Value: bson.D{
@@ -98,9 +116,9 @@ func numberValue(v bson.RawValue) int64 {
 func (s *Store) BounceCounts(ctx context.Context, states []string) (map[string]int64, error) {
 	out := make(map[string]int64, len(states))
 	for _, st := range states {
-		n, err := s.db.Collection(notify.CollBounce).CountDocuments(ctx, bson.D{{Key: "state", Value: st}})
+		n, err := s.Bounces().Count(ctx, bson.D{{Key: "state", Value: st}})
 		if err != nil {
-			return nil, fmt.Errorf("mongostore: bounce counts: %w", mapErr(err))
+			return nil, fmt.Errorf("mongostore: bounce counts: %w", err)
 		}
 		out[st] = n
 	}

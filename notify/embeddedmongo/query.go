@@ -1,0 +1,568 @@
+package embeddedmongo
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+)
+
+// Kind is the stored type every value of a field answered by [Lookup.Find]
+// must have (besides null or missing): the kinds whose comparison in
+// SQLite, on the value FerretDB stores, is MongoDB's.
+type Kind string
+
+// Kinds SQLite compares as MongoDB does: strings byte-wise (MongoDB's
+// simple collation), dates by their milliseconds (FerretDB stores them as
+// integers), booleans as 0 and 1.
+const (
+	KindString Kind = "string"
+	KindDate   Kind = "date"
+	KindBool   Kind = "bool"
+)
+
+// Field is a top-level field [Lookup.Find] may filter and sort on.
+type Field struct {
+	Name string
+	Kind Kind
+}
+
+// Operators of a [Cond].
+const (
+	OpEq  = "eq"  // the field equals one of Values (a lone nil: null or missing)
+	OpNe  = "ne"  // the field equals none of Values (null and missing match)
+	OpGt  = "gt"  // one value each
+	OpGte = "gte" //
+	OpLt  = "lt"  //
+	OpLte = "lte" //
+)
+
+// Cond is one condition of a [Query]: Field Op Values, with values of the
+// field's kind (string, bool, time.Time or bson.DateTime).
+type Cond struct {
+	Field  string
+	Op     string
+	Values []any
+}
+
+// Order is one sort key.
+type Order struct {
+	Field string
+	Desc  bool
+}
+
+// Query is a query [Lookup.Find] and [Lookup.Count] answer in SQLite from
+// the indexes [Lookup.IndexFields] made: the conjunction of Conds, sorted
+// by Order and then by the collection's natural order (so that pages of
+// one sort never overlap), Skip and Limit applied.
+type Query struct {
+	Coll   string
+	Fields []Field // the kinds of the fields Conds and Order name
+	Conds  []Cond
+	Order  []Order
+	Skip   int64
+	Limit  int64 // 0: none
+	// Composites are the composite indexes IndexFields made for Coll.
+	Composites [][]string
+}
+
+// smallSet is how many matching documents a page is sorted from rather
+// than found by walking an index in sort order: reading this many
+// documents costs about as much as walking the index past the others.
+const smallSet = 3000
+
+// sortIndex names the composite index that starts with q's first sort
+// field and holds every field q's conditions name: walked in sort order,
+// it answers the conditions from its own entries, reading a document only
+// for each row of the page.
+func (q Query) sortIndex(table string) string {
+	if len(q.Order) == 0 {
+		return ""
+	}
+next:
+	for _, c := range q.Composites {
+		if c[0] != q.Order[0].Field {
+			continue
+		}
+		for _, cond := range q.Conds {
+			if !slices.Contains(c, cond.Field) {
+				continue next
+			}
+		}
+		return compositeName(table, c)
+	}
+	return ""
+}
+
+// ErrUnanswerable: the query names a field without our indexes, or a
+// field holding a value of another kind than declared; the caller must
+// ask FerretDB.
+var ErrUnanswerable = errors.New("embeddedmongo: query not answerable from indexes")
+
+func (q Query) kind(f string) (Kind, bool) {
+	for _, x := range q.Fields {
+		if x.Name == f {
+			return x.Kind, true
+		}
+	}
+	return "", false
+}
+
+// schemaTypeExpr is the type FerretDB records for a field in the
+// document's schema ("string", "date", "bool", "array", …; NULL when
+// missing).
+func schemaTypeExpr(field string) string {
+	return `_ferretdb_sjson->>'$."$s".p.` + field + `.t'`
+}
+
+// oddExpr is true for a document that holds in one of fields a value of
+// another kind than the field's (an array, a number in a string field):
+// SQLite would not compare it as MongoDB does.
+func oddExpr(fields []Field) string {
+	var parts []string
+	for _, f := range fields {
+		parts = append(parts, fmt.Sprintf(`coalesce(%s, 'null') NOT IN ('%s', 'null')`, schemaTypeExpr(f.Name), f.Kind))
+	}
+	return "(" + strings.Join(parts, " OR ") + ")"
+}
+
+// oddName names the partial index of oddExpr; the name changes with the
+// fields, so that a new list gets a new index.
+func oddName(table string, fields []Field) string {
+	h := fnv.New32a()
+	h.Write([]byte(oddExpr(fields)))
+	return fmt.Sprintf("%s_govkit_odd_%08x", table, h.Sum32())
+}
+
+// IndexFields creates, if missing, the indexes [Lookup.Find] and
+// [Lookup.Count] use for collection coll: a partial index of the
+// documents whose fields break the kinds given (while any exist, queries
+// on the collection are left to FerretDB), one on the value of each of
+// single (for equality on a selective field), and one per composite (a
+// list of field names): a composite answers conditions on its fields
+// from the index alone, without reading a document, and one that starts
+// with a sort field serves pages in that order. It then refreshes
+// SQLite's statistics of the collection so that its planner knows how
+// selective each index is. The primary calls it at start; a collection
+// without a table yet is left alone.
+func (l *Lookup) IndexFields(ctx context.Context, coll string, kinds []Field, single []string, composites [][]string) error {
+	db, err := openWrite(l)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	t, err := l.table(ctx, db, coll, true)
+	if errors.Is(err, errNoTable) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var qs []string
+	for _, f := range single {
+		if !validField(f) {
+			return fmt.Errorf("embeddedmongo: cannot index field %q", f)
+		}
+		qs = append(qs, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s)`, t+"_govkit_eq_"+f, t, valueExpr(f, false)))
+	}
+	for _, c := range composites {
+		exprs := make([]string, len(c))
+		for i, f := range c {
+			if !validField(f) {
+				return fmt.Errorf("embeddedmongo: cannot index field %q", f)
+			}
+			exprs[i] = valueExpr(f, false)
+		}
+		qs = append(qs, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s)`, compositeName(t, c), t, strings.Join(exprs, ", ")))
+	}
+	if len(kinds) > 0 {
+		// The documents whose fields break their kinds, and only those:
+		// normally none, so the index is empty and costs nothing to keep.
+		qs = append(qs, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s) WHERE %s`, oddName(t, kinds), t, schemaTypeExpr("_id"), oddExpr(kinds)))
+	}
+	// analysis_limit makes ANALYZE sample each index instead of reading it
+	// whole: milliseconds at a million documents, and estimates are all
+	// the planner needs.
+	qs = append(qs, `PRAGMA analysis_limit = 1000`, fmt.Sprintf(`ANALYZE %q`, t))
+	for _, q := range qs {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("embeddedmongo: index %s: %w", coll, err)
+		}
+	}
+	return nil
+}
+
+func compositeName(table string, fields []string) string {
+	return table + "_govkit_c_" + strings.Join(fields, "_")
+}
+
+func openWrite(l *Lookup) (*sql.DB, error) {
+	db, err := sql.Open("sqlite", l.sqlURL(false))
+	if err != nil {
+		return nil, fmt.Errorf("embeddedmongo: lookup: %w", err)
+	}
+	return db, nil
+}
+
+// where builds the SQL condition and arguments of q's Conds, after
+// checking that every field named has its indexes and only values of
+// its kind.
+func (l *Lookup) where(ctx context.Context, db *sql.DB, table string, q Query) (string, []any, error) {
+	for _, c := range q.Conds {
+		if _, ok := q.kind(c.Field); !ok || !validField(c.Field) {
+			return "", nil, ErrUnanswerable
+		}
+	}
+	if len(q.Fields) == 0 || !l.hasIndex(ctx, db, table, oddName(table, q.Fields)) {
+		return "", nil, ErrUnanswerable
+	}
+	var one int
+	err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT 1 FROM %q INDEXED BY %s WHERE %s LIMIT 1`, table, strconvQuote(oddName(table, q.Fields)), oddExpr(q.Fields))).Scan(&one)
+	switch {
+	case err == nil:
+		return "", nil, ErrUnanswerable
+	case !errors.Is(err, sql.ErrNoRows):
+		return "", nil, fmt.Errorf("embeddedmongo: query: %w", err)
+	}
+	for _, o := range q.Order {
+		if _, ok := q.kind(o.Field); !ok || !validField(o.Field) {
+			return "", nil, ErrUnanswerable
+		}
+	}
+	var parts []string
+	var args []any
+	for _, c := range q.Conds {
+		k, _ := q.kind(c.Field)
+		v := valueExpr(c.Field, false)
+		vals := make([]any, len(c.Values))
+		for i, x := range c.Values {
+			y, ok := sqlValue(k, x)
+			if !ok {
+				return "", nil, ErrUnanswerable
+			}
+			vals[i] = y
+		}
+		switch c.Op {
+		case OpEq, OpNe:
+			if len(vals) == 1 && vals[0] == nil {
+				if c.Op == OpEq {
+					parts = append(parts, v+" IS NULL")
+				} else {
+					parts = append(parts, v+" IS NOT NULL")
+				}
+				continue
+			}
+			if len(vals) == 0 {
+				if c.Op == OpEq {
+					parts = append(parts, "0")
+				}
+				continue
+			}
+			for _, x := range vals {
+				if x == nil {
+					return "", nil, ErrUnanswerable
+				}
+			}
+			in := v + " IN (" + strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",") + ")"
+			if c.Op == OpEq {
+				parts = append(parts, in)
+			} else {
+				parts = append(parts, "("+v+" IS NULL OR NOT "+in+")")
+			}
+			args = append(args, vals...)
+		case OpGt, OpGte, OpLt, OpLte:
+			if len(vals) != 1 || vals[0] == nil {
+				return "", nil, ErrUnanswerable
+			}
+			op := map[string]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}[c.Op]
+			parts = append(parts, v+" "+op+" ?")
+			args = append(args, vals[0])
+		default:
+			return "", nil, ErrUnanswerable
+		}
+	}
+	if len(parts) == 0 {
+		return "", nil, nil
+	}
+	return " WHERE " + strings.Join(parts, " AND "), args, nil
+}
+
+// sqlValue is x as FerretDB stores a value of kind k, read by ->>; false
+// when x is not of that kind.
+func sqlValue(k Kind, x any) (any, bool) {
+	if x == nil {
+		return nil, true
+	}
+	switch k {
+	case KindString:
+		s, ok := x.(string)
+		return s, ok
+	case KindBool:
+		b, ok := x.(bool)
+		if !ok {
+			return nil, false
+		}
+		if b {
+			return int64(1), true
+		}
+		return int64(0), true
+	case KindDate:
+		switch t := x.(type) {
+		case time.Time:
+			return t.UnixMilli(), true
+		case bson.DateTime:
+			return int64(t), true
+		}
+	}
+	return nil, false
+}
+
+func (l *Lookup) hasIndex(ctx context.Context, db *sql.DB, table, name string) bool {
+	if _, ok := l.seen.Load(name); ok {
+		return true
+	}
+	var n int
+	err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND name = ?`, table, name).Scan(&n)
+	if err == nil && n == 1 {
+		l.seen.Store(name, true)
+		return true
+	}
+	return false
+}
+
+// withTable runs f on the collection's table, once more if the
+// collection was dropped and made again meanwhile.
+func (l *Lookup) withTable(ctx context.Context, coll string, f func(db *sql.DB, table string) error) error {
+	if l == nil {
+		return ErrUnanswerable
+	}
+	db, err := l.conn()
+	if err != nil {
+		return fmt.Errorf("embeddedmongo: lookup: %w", err)
+	}
+	for attempt := 0; ; attempt++ {
+		t, err := l.table(ctx, db, coll, attempt > 0)
+		if errors.Is(err, errNoTable) {
+			return ErrUnanswerable
+		}
+		if err != nil {
+			return err
+		}
+		err = f(db, t)
+		if err != nil && attempt == 0 && strings.Contains(err.Error(), "no such table") {
+			continue
+		}
+		return err
+	}
+}
+
+// Find returns the _id of the documents q selects, in q's order, after
+// q.Skip, at most q.Limit of them (which must be set). ErrUnanswerable:
+// ask FerretDB.
+func (l *Lookup) Find(ctx context.Context, q Query) ([]any, error) {
+	if q.Limit <= 0 {
+		return nil, ErrUnanswerable
+	}
+	var ids []any
+	err := l.withTable(ctx, q.Coll, func(db *sql.DB, t string) error {
+		w, args, err := l.where(ctx, db, t, q)
+		if err != nil {
+			return err
+		}
+		// How to find the page: with conditions, SQLite's planner would
+		// take the index of a condition and sort every match, which at a
+		// million documents reads a hundred thousand of them. So the
+		// matches are counted first (from an index): few are sorted,
+		// many are found by walking a composite index in sort order.
+		hint, sortFew := "", false
+		if len(q.Order) > 0 && len(q.Conds) > 0 {
+			var n int64
+			if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q%s`, t, w), args...).Scan(&n); err != nil {
+				return fmt.Errorf("embeddedmongo: count: %w", err)
+			}
+			if n <= smallSet {
+				sortFew = true
+			} else if idx := q.sortIndex(t); idx != "" && l.hasIndex(ctx, db, t, idx) {
+				hint = " INDEXED BY " + strconvQuote(idx)
+			}
+		}
+		var order []string
+		for _, o := range q.Order {
+			e := valueExpr(o.Field, false)
+			if sortFew {
+				// not the indexed expression: SQLite sorts the matches
+				e = "+" + e
+			}
+			order = append(order, e+dirOf(o.Desc))
+		}
+		// Ties in the order of the index that serves the sort: the rest
+		// of a composite's fields, then the natural order (all in the
+		// first key's direction, so that the index walked one way serves
+		// the whole sort and SQLite never sorts a group of ties, such as
+		// the 900,000 confirmed ones under a sort by state). Pages of one
+		// sort never overlap.
+		desc := len(q.Order) > 0 && q.Order[0].Desc
+		if c := q.leading(); len(q.Order) == 1 && c != nil && !sortFew {
+			for _, f := range c[1:] {
+				order = append(order, valueExpr(f, false)+dirOf(desc))
+			}
+		}
+		order = append(order, "rowid"+dirOf(desc))
+		// Only rowids first: the sort and the skip read index entries, not
+		// documents; then the page's _ids, one document each.
+		sqlq := fmt.Sprintf(`SELECT rowid FROM %q%s%s ORDER BY %s LIMIT ? OFFSET ?`, t, hint, w, strings.Join(order, ", "))
+		rowids, err := rowidsOf(ctx, db, sqlq, append(args, q.Limit, q.Skip)...)
+		if err != nil {
+			return err
+		}
+		byRow := fmt.Sprintf(`SELECT _ferretdb_sjson->>'$._id', %s FROM %q WHERE rowid = ?`, schemaTypeExpr("_id"), t)
+		ids = make([]any, 0, len(rowids))
+		for _, r := range rowids {
+			got, ok, err := l.query(ctx, db, byRow, r)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return ErrUnanswerable
+			}
+			ids = append(ids, got...) // none when deleted meanwhile
+		}
+		return nil
+	})
+	return ids, err
+}
+
+// Count counts the documents q.Conds select. ErrUnanswerable: ask
+// FerretDB.
+func (l *Lookup) Count(ctx context.Context, q Query) (int64, error) {
+	q.Order = nil
+	var n int64
+	err := l.withTable(ctx, q.Coll, func(db *sql.DB, t string) error {
+		w, args, err := l.where(ctx, db, t, q)
+		if err != nil {
+			return err
+		}
+		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q%s`, t, w), args...).Scan(&n); err != nil {
+			return fmt.Errorf("embeddedmongo: count: %w", err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// AtLeast reports whether collection coll holds at least n documents,
+// reading no more than n index entries.
+func (l *Lookup) AtLeast(ctx context.Context, coll string, n int) (bool, error) {
+	var got int
+	err := l.withTable(ctx, coll, func(db *sql.DB, t string) error {
+		return db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM (SELECT 1 FROM %q LIMIT ?)`, t), n).Scan(&got)
+	})
+	if errors.Is(err, ErrUnanswerable) {
+		return false, nil
+	}
+	return got >= n, err
+}
+
+// Group is one group of [Lookup.Groups]: the fields' values ("" for
+// null or missing) and how many documents have them.
+type Group struct {
+	Values []string
+	Count  int64
+}
+
+// Groups counts the documents of coll by the values of fields (all of
+// kind string), largest groups first (ties by the values), at most limit
+// groups. With an index on exactly these fields (a composite of
+// IndexFields) SQLite reads that index alone, never a document.
+func (l *Lookup) Groups(ctx context.Context, coll string, fields []string, limit int) ([]Group, error) {
+	q := Query{Coll: coll}
+	for _, f := range fields {
+		q.Fields = append(q.Fields, Field{Name: f, Kind: KindString})
+		q.Order = append(q.Order, Order{Field: f})
+	}
+	var out []Group
+	err := l.withTable(ctx, coll, func(db *sql.DB, t string) error {
+		if _, _, err := l.where(ctx, db, t, q); err != nil {
+			return err
+		}
+		exprs := make([]string, len(fields))
+		cols := make([]string, len(fields))
+		for i, f := range fields {
+			exprs[i] = valueExpr(f, false)
+			cols[i] = fmt.Sprint(i + 1)
+		}
+		sqlq := fmt.Sprintf(`SELECT %s, count(*) AS n FROM %q GROUP BY %s ORDER BY n DESC, %s LIMIT ?`,
+			strings.Join(exprs, ", "), t, strings.Join(exprs, ", "), strings.Join(cols, ", "))
+		rows, err := db.QueryContext(ctx, sqlq, limit)
+		if err != nil {
+			return fmt.Errorf("embeddedmongo: groups: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			vals := make([]sql.NullString, len(fields))
+			dest := make([]any, len(fields)+1)
+			for i := range vals {
+				dest[i] = &vals[i]
+			}
+			var g Group
+			dest[len(fields)] = &g.Count
+			if err := rows.Scan(dest...); err != nil {
+				return fmt.Errorf("embeddedmongo: groups: %w", err)
+			}
+			for _, v := range vals {
+				g.Values = append(g.Values, v.String)
+			}
+			out = append(out, g)
+		}
+		return rows.Err()
+	})
+	return out, err
+}
+
+func dirOf(desc bool) string {
+	if desc {
+		return " DESC"
+	}
+	return " ASC"
+}
+
+// leading is the composite index that starts with q's first sort field.
+func (q Query) leading() []string {
+	if len(q.Order) == 0 {
+		return nil
+	}
+	for _, c := range q.Composites {
+		if c[0] == q.Order[0].Field {
+			return c
+		}
+	}
+	return nil
+}
+
+func rowidsOf(ctx context.Context, db *sql.DB, q string, args ...any) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("embeddedmongo: find: %w", err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return nil, fmt.Errorf("embeddedmongo: find: %w", err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("embeddedmongo: find: %w", err)
+	}
+	return out, nil
+}
+
+func strconvQuote(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }

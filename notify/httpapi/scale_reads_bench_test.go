@@ -1,0 +1,222 @@
+package httpapi_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/httpapi/apitest"
+)
+
+// BenchmarkScaleReads measures the reads the console and the API make all
+// day — lists with each order the console offers, deep pages, the filters
+// the console builds, counts with and without where, and the console's
+// stats — against an embedded (file-backed) store seeded straight into
+// the store with 100k and 1M subscriptions and what a year of daily
+// broadcasts to them leaves: 365 notifications and bounce records for 2%
+// of the addresses (issue P17). Each read reports its time and
+// MB-peak-rss, how far the process's peak resident memory rose above its
+// resident memory before the read (the peak is reset before each; Linux
+// only). GOVKIT_BENCH_SCALES chooses the sizes (default 100000,1000000).
+//
+//	go test ./notify/httpapi -run '^$' -bench BenchmarkScaleReads -benchtime 20x -timeout 2h
+func BenchmarkScaleReads(b *testing.B) {
+	scales := []int{100000, 1000000}
+	if v := os.Getenv("GOVKIT_BENCH_SCALES"); v != "" {
+		scales = nil
+		for _, f := range strings.Split(v, ",") {
+			var n int
+			if _, err := fmt.Sscan(f, &n); err != nil || n < 100 {
+				b.Fatalf("GOVKIT_BENCH_SCALES: %q is not a size of at least 100", f)
+			}
+			scales = append(scales, n)
+		}
+	}
+	for _, n := range scales {
+		b.Run(scaleName(n), func(b *testing.B) { benchScaleReads(b, n) })
+	}
+}
+
+// readsEpoch is when the seeded year starts.
+var readsEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// readsSub is subscription i of n: ten services, four in five by email,
+// nine in ten confirmed, created over a year.
+func readsSub(i, n int) *notify.Subscription {
+	s := scaleSub(i)
+	if i%5 == 4 {
+		s.Channel = notify.ChannelSMS
+		s.UserChannelID = fmt.Sprintf("250%07d", i)
+	}
+	switch i % 20 {
+	case 7:
+		s.State = notify.StateUnconfirmed
+	case 13:
+		s.State = notify.StateDeleted
+	}
+	s.Created = readsEpoch.Add(time.Duration(int64(i) * int64(365*24*time.Hour) / int64(n)))
+	s.Updated = s.Created.Add(time.Duration(i%1000) * time.Minute)
+	return s
+}
+
+// seedReads fills the store and returns an address that has a bounce
+// record.
+func seedReads(b *testing.B, e *apitest.Env, n int) {
+	ctx := context.Background()
+	start := time.Now()
+	subs := e.Store.Subscriptions()
+	batch := make([]*notify.Subscription, 0, 1000)
+	for i := range n {
+		batch = append(batch, readsSub(i, n))
+		if len(batch) == cap(batch) || i == n-1 {
+			if err := subs.InsertMany(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	var notes []*notify.Notification
+	for d := range 365 {
+		at := readsEpoch.Add(time.Duration(d) * 24 * time.Hour)
+		notes = append(notes, &notify.Notification{
+			Meta:        notify.Meta{Created: at, Updated: at.Add(time.Hour)},
+			ServiceName: fmt.Sprintf("svc%d", d%10), Channel: notify.ChannelEmail, IsBroadcast: true, State: notify.StateSent,
+			Message: notify.Fields{{Key: "subject", Value: fmt.Sprint("news of day ", d)}, {Key: "textBody", Value: "hello {subscription_id}"}},
+		})
+	}
+	if err := e.Store.Notifications().InsertMany(ctx, notes); err != nil {
+		b.Fatal(err)
+	}
+	var bounces []*notify.Bounce
+	for i := 0; i < n; i += 50 {
+		at := readsEpoch.Add(time.Duration(i%365) * 24 * time.Hour)
+		st := notify.BounceActive
+		if i%200 == 0 {
+			st = notify.BounceDeleted
+		}
+		bounces = append(bounces, &notify.Bounce{
+			Meta: notify.Meta{Created: at, Updated: at.Add(time.Duration(i%1000) * time.Minute)}, Channel: notify.ChannelEmail,
+			UserChannelID: scaleSub(i).UserChannelID, State: st, HardBounceCount: int64(1 + i%3),
+			BounceMessages: []notify.BounceMessage{{Date: at, Message: "550 5.1.1 mailbox unavailable"}},
+		})
+		if len(bounces) == 1000 {
+			if err := e.Store.Bounces().InsertMany(ctx, bounces); err != nil {
+				b.Fatal(err)
+			}
+			bounces = bounces[:0]
+		}
+	}
+	if len(bounces) > 0 {
+		if err := e.Store.Bounces().InsertMany(ctx, bounces); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// What a restart does: the indexes exist already; the planner's
+	// statistics are refreshed for the new size.
+	if err := e.Store.EnsureFieldIndexes(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("seeded %d subscriptions, 365 notifications, %d bounces in %s", n, n/50, time.Since(start).Round(time.Second))
+}
+
+func benchScaleReads(b *testing.B, n int) {
+	e := apitest.Start(b, apitest.Options{})
+	e.Client.Timeout = 10 * time.Minute
+	seedReads(b, e, n)
+	filter := func(f string) string { return "?filter=" + url.QueryEscape(f) }
+	where := func(w string) string { return "?where=" + url.QueryEscape(w) }
+	page := func(order string, skip int) string {
+		return filter(fmt.Sprintf(`{"order":[[%q,%q]],"skip":%d,"limit":25}`, strings.Fields(order)[0], strings.ToLower(strings.Fields(order)[1]), skip))
+	}
+	addr := scaleSub(n / 2).UserChannelID
+	reads := []struct{ name, path string }{
+		{"subs-newest", "/api/subscriptions" + page("created DESC", 0)},
+		{"subs-newest-page3", "/api/subscriptions" + page("created DESC", 50)},
+		{"subs-newest-middle", "/api/subscriptions" + page("created DESC", n/2)},
+		{"subs-oldest", "/api/subscriptions" + page("created ASC", 0)},
+		{"subs-updated", "/api/subscriptions" + page("updated DESC", 0)},
+		{"subs-service-az", "/api/subscriptions" + page("serviceName ASC", 0)},
+		{"subs-address-az", "/api/subscriptions" + page("userChannelId ASC", 0)},
+		{"subs-state", "/api/subscriptions" + page("state ASC", 0)},
+		{"subs-where-service", "/api/subscriptions" + filter(`{"where":{"serviceName":"svc3"},"order":[["created","desc"]],"skip":0,"limit":25}`)},
+		{"subs-where-service-state", "/api/subscriptions" + filter(`{"where":{"serviceName":"svc3","state":"confirmed"},"order":[["created","desc"]],"skip":25,"limit":25}`)},
+		{"subs-where-all-three", "/api/subscriptions" + filter(`{"where":{"serviceName":"svc3","channel":"sms","state":"unconfirmed"},"order":[["created","desc"]],"limit":25}`)},
+		{"subs-where-state", "/api/subscriptions" + filter(`{"where":{"state":"deleted"},"order":[["updated","desc"]],"limit":25}`)},
+		{"subs-where-address", "/api/subscriptions" + filter(fmt.Sprintf(`{"where":{"userChannelId":%q},"order":[["created","desc"]],"limit":25}`, addr))},
+		{"subs-count", "/api/subscriptions/count"},
+		{"subs-count-service", "/api/subscriptions/count" + where(`{"serviceName":"svc3"}`)},
+		{"subs-count-service-state", "/api/subscriptions/count" + where(`{"serviceName":"svc3","state":"confirmed"}`)},
+		{"subs-count-all-three", "/api/subscriptions/count" + where(`{"serviceName":"svc3","channel":"email","state":"confirmed"}`)},
+		{"subs-count-state", "/api/subscriptions/count" + where(`{"state":"unconfirmed"}`)},
+		{"subs-count-channel", "/api/subscriptions/count" + where(`{"channel":"sms"}`)},
+		{"notes-newest", "/api/notifications" + page("created DESC", 0)},
+		{"notes-count", "/api/notifications/count"},
+		{"notes-where-service", "/api/notifications" + filter(`{"where":{"serviceName":"svc3","isBroadcast":true},"order":[["created","desc"]],"limit":25}`)},
+		{"bounces-updated", "/api/bounces" + page("updated DESC", 0)},
+		{"bounces-count", "/api/bounces/count"},
+		{"bounces-where-state", "/api/bounces" + filter(`{"where":{"state":"active"},"order":[["updated","desc"]],"limit":25}`)},
+		{"bounces-where-address", "/api/bounces" + filter(fmt.Sprintf(`{"where":{"userChannelId":%q},"order":[["updated","desc"]],"limit":25}`, scaleSub(50).UserChannelID))},
+		{"stats", "/api/console/stats"},
+	}
+	for _, rd := range reads {
+		b.Run(rd.name, func(b *testing.B) {
+			runtime.GC()
+			base := rssKB("VmRSS")
+			resetPeakRSS()
+			for b.Loop() {
+				e.Do(b, "GET", rd.path, nil).Expect(b, http.StatusOK)
+			}
+			b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
+		})
+	}
+	// A where no index answers is refused, not read.
+	b.Run("unindexed-where", func(b *testing.B) {
+		for b.Loop() {
+			e.Do(b, "GET", "/api/subscriptions/count"+where(`{"data.city":"city7"}`), nil).Expect(b, http.StatusBadRequest)
+		}
+	})
+	b.Run("stats-recount", func(b *testing.B) {
+		runtime.GC()
+		base := rssKB("VmRSS")
+		resetPeakRSS()
+		for b.Loop() {
+			if _, _, err := e.Store.SubscriptionGroups(context.Background(), 200); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := e.Store.BounceCounts(context.Background(), []string{notify.BounceActive, notify.BounceDeleted}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
+	})
+}
+
+// rssKB reads a memory figure of this process from /proc/self/status
+// (0 where there is none).
+func rssKB(field string) int64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
+			var kb int64
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), &kb)
+			return kb
+		}
+	}
+	return 0
+}
+
+// resetPeakRSS makes VmHWM start again from the current resident size.
+func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }

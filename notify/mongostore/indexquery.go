@@ -1,0 +1,253 @@
+package mongostore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/govkit/govkit/notify/embeddedmongo"
+)
+
+// maxIndexPage is the most records a list answered from the field index
+// returns; a longer answer (a list without a limit over many records) is
+// the server's to give, or refused under a scan limit.
+const maxIndexPage = 1000
+
+// indexQuery translates filter, sort, skip and limit into a query the
+// field index answers exactly, or false: the filter is a conjunction of
+// conditions on the schema's indexed fields (equality to a value, $eq,
+// $ne, $in, $nin, $gt, $gte, $lt, $lte, inside $and too) and every sort
+// key is an indexed field.
+func (c *Collection[T, P]) indexQuery(filter, sortDoc bson.D, skip, limit int64) (embeddedmongo.Query, bool) {
+	q := embeddedmongo.Query{Coll: c.schema.name, Fields: c.schema.indexed, Skip: skip, Limit: limit, Composites: c.schema.composites}
+	if len(c.schema.indexed) == 0 {
+		return q, false
+	}
+	if !c.conds(filter, &q) {
+		return q, false
+	}
+	for _, e := range sortDoc {
+		dir, ok := sortDirection(e.Value)
+		if !ok || !c.isIndexed(e.Key) {
+			return q, false
+		}
+		q.Order = append(q.Order, embeddedmongo.Order{Field: e.Key, Desc: dir < 0})
+	}
+	return q, true
+}
+
+func (c *Collection[T, P]) isIndexed(f string) bool {
+	for _, x := range c.schema.indexed {
+		if x.Name == f {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *Collection[T, P]) conds(filter bson.D, q *embeddedmongo.Query) bool {
+	for _, e := range filter {
+		if e.Key == "$and" {
+			arr, ok := e.Value.(bson.A)
+			if !ok || len(arr) == 0 {
+				return false
+			}
+			for _, sub := range arr {
+				d, ok := sub.(bson.D)
+				if !ok || !c.conds(d, q) {
+					return false
+				}
+			}
+			continue
+		}
+		if !c.isIndexed(e.Key) {
+			return false
+		}
+		ops, isOps := opDoc(e.Value)
+		if !isOps {
+			if !scalar(e.Value) {
+				return false
+			}
+			q.Conds = append(q.Conds, embeddedmongo.Cond{Field: e.Key, Op: embeddedmongo.OpEq, Values: []any{e.Value}})
+			continue
+		}
+		for _, o := range ops {
+			cond := embeddedmongo.Cond{Field: e.Key}
+			switch o.Key {
+			case "$eq", "$ne", "$gt", "$gte", "$lt", "$lte":
+				if !scalar(o.Value) {
+					return false
+				}
+				cond.Op, cond.Values = strings.TrimPrefix(o.Key, "$"), []any{o.Value}
+			case "$in", "$nin":
+				arr, ok := o.Value.(bson.A)
+				if !ok {
+					return false
+				}
+				for _, x := range arr {
+					if !scalar(x) {
+						return false
+					}
+				}
+				cond.Op, cond.Values = embeddedmongo.OpEq, []any(arr)
+				if o.Key == "$nin" {
+					cond.Op = embeddedmongo.OpNe
+				}
+			default:
+				return false
+			}
+			q.Conds = append(q.Conds, cond)
+		}
+	}
+	return true
+}
+
+// scalar: a value the field index compares (the kind is checked there).
+func scalar(v any) bool {
+	switch v.(type) {
+	case nil, string, bool, bson.DateTime, time.Time:
+		return true
+	}
+	return false
+}
+
+// findByIndex answers Find from the field index: the _ids of the page in
+// order, then each record read by _id (which the server answers from its
+// index). errNoPlan: the query is not the index's.
+func (c *Collection[T, P]) findByIndex(ctx context.Context, filter, sortDoc bson.D, skip, limit int64, proj bson.D) ([]P, error) {
+	fi := c.s.fieldIndex
+	if fi == nil {
+		return nil, errNoPlan
+	}
+	q, ok := c.indexQuery(filter, sortDoc, skip, limit)
+	if !ok {
+		return nil, errNoPlan
+	}
+	if q.Limit <= 0 || q.Limit > maxIndexPage {
+		n, err := fi.Count(ctx, q)
+		if err != nil {
+			return nil, indexErr(err)
+		}
+		if n-q.Skip > maxIndexPage {
+			return nil, errNoPlan
+		}
+		q.Limit = maxIndexPage
+	}
+	ids, err := fi.Find(ctx, q)
+	if err != nil {
+		return nil, indexErr(err)
+	}
+	out := make([]P, 0, len(ids))
+	opts := options.FindOne()
+	if len(proj) > 0 {
+		opts.SetProjection(proj)
+	}
+	for _, id := range ids {
+		raw, err := c.c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, opts).Raw()
+		if errors.Is(err, mongo.ErrNoDocuments) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("mongostore: find %s: %w", c.schema.name, mapErr(err))
+		}
+		rec, err := c.decode(raw, len(proj) == 0)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+	indexAnswered.Add(1)
+	return out, nil
+}
+
+// countByIndex answers Count from the field index; errNoPlan: not the
+// index's query.
+func (c *Collection[T, P]) countByIndex(ctx context.Context, filter bson.D) (int64, error) {
+	if c.s.fieldIndex == nil {
+		return 0, errNoPlan
+	}
+	q, ok := c.indexQuery(filter, nil, 0, 0)
+	if !ok {
+		return 0, errNoPlan
+	}
+	n, err := c.s.fieldIndex.Count(ctx, q)
+	if err != nil {
+		return 0, indexErr(err)
+	}
+	indexAnswered.Add(1)
+	return n, nil
+}
+
+func indexErr(err error) error {
+	if errors.Is(err, embeddedmongo.ErrUnanswerable) {
+		return errNoPlan
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("mongostore: %w", err)
+}
+
+// WithScanLimit returns ctx marked so that a read of the store made with
+// it that no index answers (see the package doc) is refused with an
+// [UnindexedError] instead of reading a collection of more than n
+// documents (0: no limit). The API marks its lists and counts with it.
+// It applies where the field index is (the embedded store); MongoDB and
+// FerretDB on PostgreSQL scan on the server, bounded by the call timeout
+// of [WithCallTimeout].
+func WithScanLimit(ctx context.Context, n int) context.Context {
+	return context.WithValue(ctx, scanLimitKey{}, n)
+}
+
+type scanLimitKey struct{}
+
+// DefaultScanLimit is the scan limit the API uses: the size up to which a
+// collection is read whole for a filter no index answers (about a second
+// of the embedded store's time).
+const DefaultScanLimit = 10000
+
+// UnindexedError refuses a read no index answers over a collection too
+// large to read whole. Its text says which conditions are fast.
+type UnindexedError struct {
+	Collection string
+	Limit      int
+	Fast       []string // the indexed fields
+}
+
+func (e *UnindexedError) Error() string {
+	return fmt.Sprintf("this filter cannot be answered from an index and the %s collection holds more than %d records, "+
+		"more than a request may read; use only equality, $in, $ne, $nin, $gt, $gte, $lt and $lte on %s (joined by $and), "+
+		"sort only on those fields, and give a limit of at most %d, or add such a condition that selects at most %d records",
+		e.Collection, e.Limit, strings.Join(e.Fast, ", "), maxIndexPage, maxCandidates)
+}
+
+// StatusCode makes it a 400 in the API.
+func (e *UnindexedError) StatusCode() int { return http.StatusBadRequest }
+
+// checkScan refuses, under a scan limit, a read that the server would
+// answer by reading a collection larger than the limit.
+func (c *Collection[T, P]) checkScan(ctx context.Context) error {
+	n, _ := ctx.Value(scanLimitKey{}).(int)
+	if n <= 0 || c.s.fieldIndex == nil {
+		return nil
+	}
+	over, err := c.s.fieldIndex.AtLeast(ctx, c.schema.name, n+1)
+	if err != nil {
+		return indexErr(err)
+	}
+	if !over {
+		return nil
+	}
+	fast := make([]string, 0, len(c.schema.indexed))
+	for _, f := range c.schema.indexed {
+		fast = append(fast, f.Name)
+	}
+	return &UnindexedError{Collection: c.schema.name, Limit: n, Fast: fast}
+}
