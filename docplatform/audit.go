@@ -33,6 +33,18 @@ const (
 	AuditAdminGranted AuditAction = "user.admin_granted"
 	AuditAdminRevoked AuditAction = "user.admin_revoked"
 	AuditUserDeleted  AuditAction = "user.deleted"
+
+	// What is done to a group's documents and workflows, for its admins
+	// to see who did what (the detail names the document or workflow).
+	AuditDocumentUploaded   AuditAction = "document.uploaded"
+	AuditDocumentDownloaded AuditAction = "document.downloaded"
+	AuditDocumentDeleted    AuditAction = "document.deleted"
+	AuditReviewStarted      AuditAction = "review.started"
+	AuditReviewCompleted    AuditAction = "review.completed"
+	AuditReviewAbandoned    AuditAction = "review.abandoned"
+	AuditWorkflowCreated    AuditAction = "workflow.created"
+	AuditWorkflowVersion    AuditAction = "workflow.version_added"
+	AuditWorkflowDeleted    AuditAction = "workflow.deleted"
 )
 
 // AuditOutcome is how the action ended.

@@ -1,8 +1,11 @@
 package httpapi
 
 import (
+	"cmp"
+	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/govkit/govkit/docplatform"
@@ -11,18 +14,41 @@ import (
 )
 
 type auditView struct {
-	ID      int64       `json:"id"`
-	Event   event.Event `json:"event"`
-	Action  string      `json:"action"`
-	Actor   string      `json:"actor"`
-	GroupID string      `json:"groupId"`
-	Outcome string      `json:"outcome"`
-	IP      string      `json:"ip"`
-	Detail  string      `json:"detail"`
+	ID     int64       `json:"id"`
+	Event  event.Event `json:"event"`
+	Action string      `json:"action"`
+	Actor  string      `json:"actor"`
+	// ActorName is the person's name as the platform knows it (their
+	// profile), for entries such as sign-ins that belong to no group whose
+	// member list would name them; absent for keys and unknown ids.
+	ActorName string `json:"actorName,omitempty"`
+	GroupID   string `json:"groupId"`
+	Outcome   string `json:"outcome"`
+	IP        string `json:"ip"`
+	Detail    string `json:"detail"`
 }
 
-func viewAudit(e docplatform.AuditEntry) auditView {
-	return auditView{e.ID, e.When, string(e.Action), e.Actor, e.GroupID, string(e.Outcome), e.IP, e.Detail}
+func viewAudit(e docplatform.AuditEntry, name string) auditView {
+	return auditView{e.ID, e.When, string(e.Action), e.Actor, name, e.GroupID, string(e.Outcome), e.IP, e.Detail}
+}
+
+// actorNames looks up the names of the people a page of entries names,
+// once each.
+func actorNames(ctx context.Context, rs ResourceStore, entries []docplatform.AuditEntry) map[string]string {
+	names := map[string]string{}
+	for _, e := range entries {
+		if e.Actor == "" || strings.HasPrefix(e.Actor, "apikey:") {
+			continue
+		}
+		if _, done := names[e.Actor]; done {
+			continue
+		}
+		names[e.Actor] = ""
+		if u, err := rs.User(ctx, e.Actor); err == nil {
+			names[e.Actor] = cmp.Or(u.Name, u.PreferredUsername, u.Email)
+		}
+	}
+	return names
 }
 
 // auditScope decides which groups' entries the caller may read: a system
@@ -98,9 +124,10 @@ func (s *Server) listAudit(w http.ResponseWriter, r *http.Request, rs ResourceSt
 		id := entries[limit-1].ID
 		next = &id
 	}
+	names := actorNames(r.Context(), rs, entries)
 	out := make([]auditView, len(entries))
 	for i, e := range entries {
-		out[i] = viewAudit(e)
+		out[i] = viewAudit(e, names[e.Actor])
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"entries": out, "nextBefore": next})
 }

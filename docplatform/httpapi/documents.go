@@ -147,6 +147,7 @@ func (s *Server) uploadDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		return
 	}
 	s.metrics.upload("stored", d.Size)
+	s.audit(r, docplatform.AuditDocumentUploaded, docplatform.OutcomeSuccess, d.UploadedBy, gid, docDetail(d))
 	writeJSON(w, http.StatusCreated, viewDocument(d))
 }
 
@@ -363,7 +364,18 @@ func (s *Server) downloadDocument(w http.ResponseWriter, r *http.Request, rs Res
 	h.Set("Content-Security-Policy", "default-src 'none'; sandbox")
 	h.Set("Cache-Control", "private, no-store")
 	h.Set("ETag", `"`+d.SHA256+`"`)
+	// One entry per download: a range request of a download already
+	// under way, or a cache's revalidation, reads nothing new.
+	if r.Header.Get("Range") == "" && r.Header.Get("If-None-Match") == "" {
+		s.audit(r, docplatform.AuditDocumentDownloaded, docplatform.OutcomeSuccess, actor(IdentityFrom(r.Context())), d.GroupID, docDetail(d))
+	}
 	http.ServeContent(w, r, "", d.CreatedAt, f)
+}
+
+// docDetail names a document in an audit entry: its file name, then its
+// id, which stays unique when names repeat.
+func docDetail(d docplatform.Document) string {
+	return d.FileName + " (" + d.ID + ")"
 }
 
 // deleteDocument: DELETE /api/documents/{id} → 204 (a member or the
@@ -383,5 +395,6 @@ func (s *Server) deleteDocument(w http.ResponseWriter, r *http.Request, rs Resou
 		s.storeErr(w, r, "Document", err)
 		return
 	}
+	s.audit(r, docplatform.AuditDocumentDeleted, docplatform.OutcomeSuccess, actor(IdentityFrom(r.Context())), d.GroupID, docDetail(d))
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -62,6 +62,7 @@ func (s *Server) startReview(w http.ResponseWriter, r *http.Request, rs Resource
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
+		s.audit(r, docplatform.AuditReviewStarted, docplatform.OutcomeSuccess, id.UserID, d.GroupID, docDetail(d))
 	}
 	writeJSON(w, status, viewReview(sess, nil))
 }
@@ -203,5 +204,14 @@ func (s *Server) endReview(w http.ResponseWriter, r *http.Request, rs ResourceSt
 		s.storeErr(w, r, "Review session", err)
 		return
 	}
+	action := docplatform.AuditReviewCompleted
+	if status == docplatform.ReviewAbandoned {
+		action = docplatform.AuditReviewAbandoned
+	}
+	detail := "document " + sess.DocumentID
+	if d, err := rs.Document(r.Context(), sess.DocumentID); err == nil {
+		detail = docDetail(d)
+	}
+	s.audit(r, action, docplatform.OutcomeSuccess, sess.ReviewerID, sess.GroupID, detail)
 	writeJSON(w, http.StatusOK, viewReview(out, nil))
 }

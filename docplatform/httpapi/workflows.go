@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -124,6 +125,7 @@ func (s *Server) createWorkflow(w http.ResponseWriter, r *http.Request, rs Resou
 		s.storeErr(w, r, "Group", err)
 		return
 	}
+	s.audit(r, docplatform.AuditWorkflowCreated, docplatform.OutcomeSuccess, id.UserID, wf.GroupID, wf.Name+" ("+wf.ID+")")
 	writeJSON(w, http.StatusCreated, viewWorkflow(wf, v.Config))
 }
 
@@ -171,6 +173,7 @@ func (s *Server) deleteWorkflow(w http.ResponseWriter, r *http.Request, rs Resou
 		s.storeErr(w, r, "Workflow", err)
 		return
 	}
+	s.audit(r, docplatform.AuditWorkflowDeleted, docplatform.OutcomeSuccess, IdentityFrom(r.Context()).UserID, wf.GroupID, wf.Name+" ("+wf.ID+")")
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -211,6 +214,7 @@ func (s *Server) addWorkflowVersion(w http.ResponseWriter, r *http.Request, rs R
 		s.storeErr(w, r, "Workflow", err)
 		return
 	}
+	s.audit(r, docplatform.AuditWorkflowVersion, docplatform.OutcomeSuccess, IdentityFrom(r.Context()).UserID, wf.GroupID, fmt.Sprintf("%s v%d (%s)", wf.Name, v.Version, wf.ID))
 	writeJSON(w, http.StatusCreated, viewVersion(v))
 }
 

@@ -119,6 +119,32 @@ func TestSignInUploadDownloadAPIKeySignOut(t *testing.T) {
 		t.Error("the key is shown again after a reload; it must be shown once")
 	}
 
+	// Alice's group's audit log, which she administers, shows what was
+	// done to its documents, reviews and workflows, by whom.
+	finance := browsertest.Eval[string](b.Tab, `location.pathname.split("/").pop()`)
+	c := w.signedInClient("alice")
+	doc := c.upload(finance, "Audit me.txt", []byte("audited\n"), "")
+	var rv struct {
+		ID string `json:"id"`
+	}
+	c.call("POST", "/api/documents/"+doc.ID+"/reviews", nil, &rv)
+	c.call("POST", "/api/reviews/"+rv.ID+"/complete", nil, nil)
+	c.call("POST", "/api/documents/"+doc.ID+"/reviews", nil, &rv)
+	c.call("POST", "/api/reviews/"+rv.ID+"/abandon", nil, nil)
+	c.call("DELETE", "/api/documents/"+doc.ID, nil, nil)
+	var wf struct {
+		ID string `json:"id"`
+	}
+	c.call("POST", "/api/workflows", map[string]any{"groupId": finance, "name": "Audited", "config": map[string]any{"steps": []any{map[string]any{"type": "ocr", "engine": "tesseract"}}}}, &wf)
+	c.call("POST", "/api/workflows/"+wf.ID+"/versions", map[string]any{"config": map[string]any{"steps": []any{map[string]any{"type": "ocr", "engine": "tesseract"}}}}, nil)
+	b.visit("/audit", "Report by day", "Document uploaded", "Document downloaded", "Document deleted", "Review started", "Review completed", "Review abandoned", "Workflow created", "Workflow version added")
+	if !b.has("Quarterly report.pdf") || !b.has("Audit me.txt") {
+		t.Error("the document entries do not name the documents")
+	}
+	if b.has("No entries") {
+		t.Error("the audit log says No entries")
+	}
+
 	b.storageHoldsNoToken()
 	if failed := w.failedRequests(served{"GET", "/api/documents", 401}); len(failed) > 0 {
 		t.Errorf("the UI made calls the server refused: %v", failed)

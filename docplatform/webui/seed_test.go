@@ -125,7 +125,8 @@ func seedDemo(t *testing.T, w *world) demo {
 	ocr := map[string]any{
 		d.invoice.ID: map[string]any{"invoiceNumber": "1042", "vendor": "Northwind Supplies", "date": "2026-10-02", "total": "1,250.00", "currency": "CAD"},
 		d.lease.ID:   map[string]any{"tenant": "City Finance Office", "landlord": "Harbour Properties", "start": "2026-01-01", "monthlyRent": "4,800.00"},
-		d.receipt.ID: map[string]any{"merchant": "Office Depot", "total": "87.40", "items": []any{map[string]any{"name": "Paper A4", "qty": 4}, map[string]any{"name": "Toner", "qty": 1}}},
+		// The engine's confidence, overall and in one field.
+		d.receipt.ID: map[string]any{"merchant": "Office Depot", "total": map[string]any{"value": "87.40", "confidence": 0.62}, "items": []any{map[string]any{"name": "Paper A4", "qty": 4}, map[string]any{"name": "Toner", "qty": 1}}, "confidence": 0.91},
 	}
 	for id, result := range ocr {
 		alice.machine(key, "PUT", "/api/documents/"+id+"/ocr", map[string]any{"engine": "tesseract 5.4", "result": result})

@@ -1,6 +1,7 @@
 package webui_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -56,6 +57,11 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 		b.visit("/groups/"+d.finance.ID, "API key", "Last used", "Alice Member", "Bob Member")
 		b.visit("/groups/"+d.permits.ID, "I audit the permit office", "Approve")
 		b.visit("/audit", "Report by day", "API key created", "Signed in")
+		// Sign-ins belong to no group; they name the person all the same.
+		signIns := browsertest.Eval[[]string](b.Tab, `[...document.querySelectorAll("main tr")].filter(tr => tr.textContent.includes("Signed in")).map(tr => tr.textContent)`)
+		if len(signIns) == 0 || !slices.ContainsFunc(signIns, func(s string) bool { return strings.Contains(s, "Alice Member") }) || slices.ContainsFunc(signIns, func(s string) bool { return strings.Contains(s, "…") }) {
+			t.Errorf("the sign-in rows do not all name the person: %q", signIns)
+		}
 		b.Do(chromedp.Click(browsertest.ByText("button", "Show report")))
 		b.untilText("days counted in")
 		b.visit("/admin/users", "Ada Admin", "Alice Member", "Bob Member")
@@ -97,6 +103,25 @@ func TestEveryPageLoadsCleanly(t *testing.T) {
 		b.signIn("alice")
 		b.visit("/review", "Waiting for review", "Locked", "Bob Member", "You, until")
 		b.visit("/reviews/"+d.aliceSession, "Correct the OCR result", "merchant", "Complete review")
+		// Fields by their labels, the engine's confidence read-only, words
+		// wrapped whole.
+		labels := browsertest.Eval[[]string](b.Tab, `[...document.querySelectorAll(".correction-row label")].map(l => l.firstChild.textContent)`)
+		for _, want := range []string{"Merchant", "Total", "Items 1 › Name", "Items 2 › Qty"} {
+			if !slices.Contains(labels, want) {
+				t.Errorf("the review form's labels %q lack %q", labels, want)
+			}
+		}
+		if n := browsertest.Eval[int](b.Tab, `[...document.querySelectorAll(".correction-row")].filter(r => /confidence/i.test(r.querySelector("label").textContent)).length`); n != 0 {
+			t.Errorf("%d confidence scores are offered as fields to edit", n)
+		}
+		for _, want := range []string{"Confidence 62%", "Confidence 91%"} {
+			if !b.has(want) {
+				t.Errorf("the review form does not show %q", want)
+			}
+		}
+		if wrap := browsertest.Eval[string](b.Tab, `getComputedStyle(document.querySelector(".correction-row label")).overflowWrap + " " + getComputedStyle(document.querySelector(".correction-row .original")).overflowWrap`); wrap != "break-word break-word" {
+			t.Errorf("the review form's columns wrap with %q, want whole words (break-word)", wrap)
+		}
 		b.visit("/documents/"+d.lease.ID, "Being reviewed by", "Bob Member")
 		b.visit("/groups/"+d.finance.ID, "API key", "Membership requests", "No one is waiting to join.")
 		b.visit("/groups/"+d.permits.ID, "You are a member", "Bob Member")

@@ -1,11 +1,12 @@
 import { useEffect, useState } from "preact/hooks";
 import { displayName, useApp } from "./context";
 
-/** A user id (or "apikey:<id>") as a name, learnt from the members of the
- * group the record belongs to; the id itself while unknown. */
-export function PersonName({ userId, groupId }: { userId: string; groupId?: string }) {
+/** A user id (or "apikey:<id>") as a name: the one the record came with
+ * (known), else learnt from the members of the group the record belongs
+ * to; the id itself while unknown. */
+export function PersonName({ userId, groupId, known }: { userId: string; groupId?: string; known?: string }) {
   const { me, people } = useApp();
-  const [name, setName] = useState(() => people.known(userId));
+  const [name, setName] = useState(() => known || people.known(userId));
   useEffect(() => {
     // Only live groups of the person's are asked for: another group's list
     // would be refused, a deleted group's is gone.

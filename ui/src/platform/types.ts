@@ -146,6 +146,8 @@ export interface AuditEntry {
   event: EventValue;
   action: string;
   actor: string;
+  /** The person's name from their profile, when the server knows it. */
+  actorName?: string;
   groupId: string;
   outcome: "success" | "failure" | "denied";
   ip: string;

@@ -27,6 +27,15 @@ export const auditActions: Record<string, string> = {
   "user.admin_granted": "System admin granted",
   "user.admin_revoked": "System admin withdrawn",
   "user.deleted": "User deleted",
+  "document.uploaded": "Document uploaded",
+  "document.downloaded": "Document downloaded",
+  "document.deleted": "Document deleted",
+  "review.started": "Review started",
+  "review.completed": "Review completed",
+  "review.abandoned": "Review abandoned",
+  "workflow.created": "Workflow created",
+  "workflow.version_added": "Workflow version added",
+  "workflow.deleted": "Workflow deleted",
 };
 
 const outcomeTone = { success: "good", failure: "bad", denied: "warn" } as const;
@@ -118,7 +127,7 @@ function Log({ scopes }: { scopes: { value: string; label: string }[] }) {
                 ),
               },
               { label: "Outcome", cell: (e) => <Badge tone={outcomeTone[e.outcome] ?? "neutral"}>{e.outcome}</Badge> },
-              { label: "By", cell: (e) => (e.actor ? <PersonName userId={e.actor} groupId={e.groupId || undefined} /> : <span class="muted">unknown</span>) },
+              { label: "By", cell: (e) => (e.actor ? <PersonName userId={e.actor} groupId={e.groupId || undefined} known={e.actorName} /> : <span class="muted">unknown</span>) },
               { label: "Group", cell: (e) => (e.groupId ? groupName(me, e.groupId) : <span class="muted">—</span>) },
               { label: "IP", cell: (e) => <code class="mono">{e.ip}</code> },
             ]}

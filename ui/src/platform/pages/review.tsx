@@ -148,22 +148,70 @@ export function ReviewQueue() {
   );
 }
 
-/** The leaves of an OCR result as field paths and text values, the
- * fields a reviewer corrects (at most 300). */
-export function ocrFields(result: unknown): [string, string][] {
-  const out: [string, string][] = [];
-  const walk = (v: unknown, path: string) => {
+/** One field of an OCR result a reviewer sees: its path in the result
+ * (what a correction names), a label for people, its text, and the
+ * engine's confidence in it when the result gives one. */
+export interface OcrField {
+  path: string;
+  label: string;
+  value: string;
+  confidence?: number;
+}
+
+/** fieldLabel turns a path such as "lineItems[0].unitPrice" into words:
+ * "Line items 1 › Unit price". */
+export function fieldLabel(path: string): string {
+  const words = (k: string) => {
+    const w = k
+      .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+      .replace(/[_-]+/g, " ")
+      .trim()
+      .toLowerCase();
+    return w ? w[0].toUpperCase() + w.slice(1) : w;
+  };
+  const parts = path
+    .replace(/\[(\d+)\]/g, (_, n: string) => ` ${Number(n) + 1}`)
+    .split(".")
+    .filter((p) => p !== "" && p !== "value")
+    .map(words);
+  return parts.length ? parts.join(" › ") : path;
+}
+
+const isConfidence = (k: string) => /^(confidence|score)$/i.test(k);
+
+/** The leaves of an OCR result as fields a reviewer corrects (at most
+ * 300). A leaf named confidence (or score) is not a field: it is the
+ * confidence of its siblings, shown beside them and never edited; an
+ * object {value, confidence} is one field. */
+export function ocrFields(result: unknown): OcrField[] {
+  const out: OcrField[] = [];
+  const text = (v: unknown) => (typeof v === "string" ? v : JSON.stringify(v));
+  const walk = (v: unknown, path: string, confidence?: number) => {
     if (out.length >= 300) return;
     if (v !== null && typeof v === "object") {
-      const entries = Array.isArray(v) ? v.map((x, i) => [`${path}[${i}]`, x] as const) : Object.entries(v).map(([k, x]) => [path ? `${path}.${k}` : k, x] as const);
-      if (entries.length === 0) out.push([path, JSON.stringify(v)]);
-      for (const [p, x] of entries) walk(x, p);
+      if (Array.isArray(v)) {
+        if (v.length === 0) out.push({ path, label: fieldLabel(path), value: "[]", confidence });
+        v.forEach((x, i) => walk(x, `${path}[${i}]`, confidence));
+        return;
+      }
+      const entries = Object.entries(v);
+      if (entries.length === 0) out.push({ path, label: fieldLabel(path), value: "{}", confidence });
+      const conf = entries.find(([k, x]) => isConfidence(k) && typeof x === "number");
+      const own = conf ? (conf[1] as number) : confidence;
+      for (const [k, x] of entries) {
+        if (conf && k === conf[0]) continue;
+        walk(x, path ? `${path}.${k}` : k, own);
+      }
       return;
     }
-    out.push([path, typeof v === "string" ? v : JSON.stringify(v)]);
+    out.push({ path, label: fieldLabel(path), value: text(v), confidence });
   };
   walk(result, "");
-  return out.filter(([p]) => p !== "");
+  return out.filter((f) => f.path !== "");
+}
+
+function confidenceText(c: number): string {
+  return c <= 1 ? `${Math.round(c * 100)}%` : String(c);
 }
 
 export function ReviewSessionPage({ id }: { id: string }) {
@@ -248,7 +296,7 @@ export function ReviewSessionPage({ id }: { id: string }) {
               rowKey={(c) => c.id}
               empty="No corrections in this session."
               columns={[
-                { label: "Field", cell: (c) => <code>{c.field}</code> },
+                { label: "Field", cell: (c) => fieldLabel(c.field) },
                 { label: "OCR value", cell: (c) => c.originalValue },
                 { label: "Corrected value", cell: (c) => <strong>{c.value}</strong> },
                 { label: "When", class: "nowrap", cell: (c) => formatTime(c.createdAt) },
@@ -282,7 +330,7 @@ function CorrectionForm({ session, ocr, onSaved }: { session: ReviewSession; ocr
     setSaved("");
     setFormError("");
     const changes: { field: string; originalValue: string; value: string }[] = [];
-    for (const [field, original] of fields) {
+    for (const { path: field, value: original } of fields) {
       const v = values[field];
       const current = corrected.get(field) ?? original;
       if (v !== undefined && v !== current) changes.push({ field, originalValue: original, value: v });
@@ -309,16 +357,18 @@ function CorrectionForm({ session, ocr, onSaved }: { session: ReviewSession; ocr
         {fields.length === 0 ? <p class="empty">The OCR result has no fields to correct. Add a correction for a field by name below.</p> : null}
         {fields.length > 0 ? (
           <div class="corrections-grid" role="group" aria-label="OCR fields">
-            {fields.map(([field, original], i) => {
+            {fields.map(({ path: field, label, value: original, confidence }, i) => {
               const current = corrected.get(field) ?? original;
               const inputId = `corr-${i}`;
               return (
                 <div class="correction-row" key={field}>
                   <label class="field-name" for={inputId}>
-                    {field}
+                    {label}
+                    <span class="field-path">{field}</span>
                   </label>
                   <span class="original">
                     OCR: {original === "" ? <em>empty</em> : original}
+                    {confidence !== undefined ? <span class="cell-sub confidence">Confidence {confidenceText(confidence)}</span> : null}
                     {corrected.has(field) ? <span class="cell-sub">corrected to “{corrected.get(field)}”</span> : null}
                   </span>
                   <input id={inputId} value={values[field] ?? current} onInput={(e) => setValues({ ...values, [field]: e.currentTarget.value })} />
