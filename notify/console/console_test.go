@@ -192,6 +192,25 @@ func TestAdminAddress(t *testing.T) {
 	b.untilText("Configuration created.")
 	b.untilText("myService")
 	b.Accessible("the configuration list")
+	// The New configuration button is as tall as the template select
+	// beside it, not stretched to the select's label.
+	if h := browsertest.Eval[float64](b.Tab, `(() => { const btn = [...document.querySelectorAll(".page-actions button")].find(x => x.textContent.trim() === "New configuration"); const sel = document.querySelector(".page-actions select"); return btn.getBoundingClientRect().height - sel.getBoundingClientRect().height; })()`); h > 8 {
+		t.Errorf("the New configuration button is %.0f px taller than the select beside it", h)
+	}
+	// The server's key pair is protected: neither Edit nor Delete, and
+	// its private key shown only when asked.
+	rsaRow := `[...document.querySelectorAll("main tbody tr")].find(tr => tr.querySelector(".cell-main") && tr.querySelector(".cell-main").textContent === "rsa")`
+	b.Until("the rsa row", rsaRow)
+	if browsertest.Eval[bool](b.Tab, `[...`+rsaRow+`.querySelectorAll("button")].some(x => /Delete|Edit/.test(x.textContent))`) {
+		t.Error("the rsa key pair is offered for editing or deletion")
+	}
+	if b.has("PRIVATE KEY") {
+		t.Error("the private key is shown without being asked for")
+	}
+	b.click("button", "Show private key")
+	b.untilText("PRIVATE KEY")
+	b.click("button", "Hide private key")
+	b.Until("the private key hidden again", `!document.body.innerText.includes("PRIVATE KEY")`)
 	b.click("button", "Edit")
 	b.Until("the editor", `document.getElementById("editor-title")`)
 	b.Accessible("the configuration editor")
@@ -264,4 +283,9 @@ func TestAdminAddress(t *testing.T) {
 	}
 	b.keys(kb.Enter)
 	b.Until("the Bounces page's heading focused", `document.activeElement && document.activeElement.id === "page-title" && document.activeElement.textContent === "Bounces"`)
+}
+
+// has reports whether the page's visible text contains s.
+func (b *browserTab) has(s string) bool {
+	return browsertest.Eval[bool](b.Tab, `document.body.innerText.includes(`+browsertest.JSString(s)+`)`)
 }

@@ -5,7 +5,7 @@
 // value.rss, which the cron polls).
 
 import { useState } from "preact/hooks";
-import { Button, ConfirmButton, DataTable, PageTitle, SelectField, TextField } from "../../shared/components";
+import { Badge, Button, ConfirmButton, DataTable, PageTitle, SelectField, TextField } from "../../shared/components";
 import { useAction } from "../../shared/hooks";
 import { useConsole } from "../context";
 import { buildWhere, ListStatus, Paging, RecordEditor, usePage, type ListState } from "../records";
@@ -78,6 +78,33 @@ const kept = ["id", "created", "updated", "createdBy", "updatedBy"];
 
 type Editing = { kind: "new"; template: string } | { kind: "edit"; rec: Configuration } | null;
 
+/** The server's own key pair (name "rsa"), which signs and checks what it
+ * sends: the API refuses to delete or break it, so the console offers
+ * neither, and shows its private key only when asked. */
+function isKeyPair(r: { name: string }): boolean {
+  return r.name === "rsa";
+}
+
+function KeyPairValue({ value }: { value: unknown }) {
+  const [shown, setShown] = useState(false);
+  const v = (value ?? {}) as { public?: string; private?: string };
+  const pub = typeof v.public === "string" ? v.public : "";
+  return (
+    <span class="key-pair">
+      <Badge tone="info">Protected</Badge> <span class="muted">The server's key pair. Public key: </span>
+      <code class="clip">{pub.replace(/-----[A-Z ]+-----/g, "").trim() || "—"}</code>
+      <Button class="btn-small" variant="quiet" aria-expanded={shown ? "true" : "false"} onClick={() => setShown(!shown)}>
+        {shown ? "Hide private key" : "Show private key"}
+      </Button>
+      {shown ? (
+        <pre class="code-block private-key" tabIndex={0} aria-label="Private key">
+          {typeof v.private === "string" ? v.private : JSON.stringify(v.private ?? null)}
+        </pre>
+      ) : null}
+    </span>
+  );
+}
+
 export function Configurations() {
   const { client } = useConsole();
   const [form, setForm] = useState({ name: "", serviceName: "" });
@@ -147,11 +174,14 @@ export function Configurations() {
             columns={[
               { label: "Name", cell: (r) => <span class="cell-main">{r.name}</span> },
               { label: "Service", cell: (r) => r.serviceName ?? <span class="muted">every service</span> },
-              { label: "Value", cell: (r) => <code class="clip">{JSON.stringify(r.value ?? null)}</code> },
+              { label: "Value", cell: (r) => (isKeyPair(r) ? <KeyPairValue value={r.value} /> : <code class="clip">{JSON.stringify(r.value ?? null)}</code>) },
               { label: "Updated", cell: (r) => when(r.updated) },
               {
                 label: "Actions",
-                cell: (r) => (
+                cell: (r) =>
+                  isKeyPair(r) ? (
+                    <span class="muted">Kept by the server</span>
+                  ) : (
                   <span class="actions">
                     <Button class="btn-small" onClick={() => setEditing({ kind: "edit", rec: r })} aria-label={`Edit ${r.name} of ${r.serviceName ?? "every service"}`}>
                       Edit
@@ -163,7 +193,7 @@ export function Configurations() {
                       onConfirm={() => void del.run(() => client.delete(`/configurations/${encodeURIComponent(r.id)}`)).then((ok) => ok && reload("Configuration deleted."))}
                     />
                   </span>
-                ),
+                  ),
               },
             ]}
           />
