@@ -341,7 +341,8 @@ type OwnedRedis struct {
 	ready func() error
 }
 
-// Start starts it again on the same port (no data is kept).
+// Start starts it again on the same port: with no data (OwnRedis), or
+// with what its append-only file kept (OwnRedisAOF).
 func (r *OwnedRedis) Start() { r.Process.Start(r.ready) }
 
 // OwnRedis starts a redis-server of the test's own on a free loopback
@@ -349,6 +350,20 @@ func (r *OwnedRedis) Start() { r.Process.Start(r.ready) }
 // one is never touched). It skips like RequireRedis when Redis is not
 // configured for tests, and fails when redis-server is missing.
 func OwnRedis(t testing.TB) *OwnedRedis {
+	t.Helper()
+	return ownRedis(t, "--appendonly", "no")
+}
+
+// OwnRedisAOF is OwnRedis with an append-only file (appendonly yes,
+// appendfsync everysec, as production sets it): stopped (SIGTERM) and
+// started again, it comes back with every write it answered; killed, it
+// may lose the last second's.
+func OwnRedisAOF(t testing.TB) *OwnedRedis {
+	t.Helper()
+	return ownRedis(t, "--appendonly", "yes", "--appendfsync", "everysec")
+}
+
+func ownRedis(t testing.TB, persistence ...string) *OwnedRedis {
 	t.Helper()
 	RequireRedis(t) // the same condition as every Redis test
 	bin, err := exec.LookPath("redis-server")
@@ -368,8 +383,8 @@ func OwnRedis(t testing.TB) *OwnedRedis {
 		defer cancel()
 		return c.Ping(ctx).Err()
 	}
-	r.Process = startProcess(t, r.ready, bin, "--bind", "127.0.0.1", "--port", strconv.Itoa(port),
-		"--save", "", "--appendonly", "no", "--dir", t.TempDir())
+	args := append([]string{"--bind", "127.0.0.1", "--port", strconv.Itoa(port), "--save", "", "--dir", t.TempDir()}, persistence...)
+	r.Process = startProcess(t, r.ready, bin, args...)
 	return r
 }
 

@@ -155,7 +155,7 @@ func (d *Dispatcher) plan(ctx context.Context, n *notify.Notification, hdr mongo
 				if err := d.enqueue(ctx, false, chunkJob(n.ID, hdr.Run, i)); err != nil {
 					return err
 				}
-				hook(ctx, "plan:chunk-written")
+				hook(ctx, "plan:chunk-written:"+strconv.Itoa(i))
 				return nil
 			}}
 		planned, from, err := b.PlannedCandidates(ctx, n.ID)

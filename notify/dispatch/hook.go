@@ -3,7 +3,7 @@ package dispatch
 import "context"
 
 // testHook, when set, is called at named points of a broadcast's life
-// ("plan:chunk-written", "finish", "chunk:<step>" as each step of a
+// ("plan:chunk-written:<index>" as the plan has queued a chunk, "finish", "chunk:<step>" as each step of a
 // chunk's attempt begins), so that a test running nodes as processes can
 // stop a node or a part at an exact point instead of after a guessed
 // delay.
