@@ -111,6 +111,10 @@ func TestAdminAddress(t *testing.T) {
 	// it has been sent to every reader.
 	b.click("a", "Notifications")
 	b.click("button", "Compose")
+	if full {
+		// The service name offers the services that have subscribers.
+		b.Until("the services offered", `(() => { const l = [...document.querySelectorAll("label")].find(l => l.textContent.trim() === "Service name" && document.getElementById(l.htmlFor)?.closest("#compose-title, .editor")); const i = l && document.getElementById(l.htmlFor); return i && i.list && [...i.list.options].some(o => o.value === "news"); })()`)
+	}
 	b.setText("Service name", "news")
 	b.setText("From", "news@example.com")
 	b.setText("Subject", "Hello {subscription_id}")
@@ -197,12 +201,23 @@ func TestAdminAddress(t *testing.T) {
 	if h := browsertest.Eval[float64](b.Tab, `(() => { const btn = [...document.querySelectorAll(".page-actions button")].find(x => x.textContent.trim() === "New configuration"); const sel = document.querySelector(".page-actions select"); return btn.getBoundingClientRect().height - sel.getBoundingClientRect().height; })()`); h > 8 {
 		t.Errorf("the New configuration button is %.0f px taller than the select beside it", h)
 	}
+	// Times read as the platform writes them: the browser's locale, one
+	// format (medium date, short time).
+	var rsaRec []map[string]any
+	w.api("GET", `/configurations?filter={"where":{"name":"rsa"}}`, nil, &rsaRec)
+	if len(rsaRec) != 1 {
+		t.Fatalf("rsa records: %v", rsaRec)
+	}
+	wantWhen := browsertest.Eval[string](b.Tab, `new Intl.DateTimeFormat(undefined, {dateStyle: "medium", timeStyle: "short"}).format(new Date(`+browsertest.JSString(fmt.Sprint(rsaRec[0]["updated"]))+`))`)
 	// The server's key pair is protected: neither Edit nor Delete, and
 	// its private key shown only when asked.
 	rsaRow := `[...document.querySelectorAll("main tbody tr")].find(tr => tr.querySelector(".cell-main") && tr.querySelector(".cell-main").textContent === "rsa")`
 	b.Until("the rsa row", rsaRow)
 	if browsertest.Eval[bool](b.Tab, `[...`+rsaRow+`.querySelectorAll("button")].some(x => /Delete|Edit/.test(x.textContent))`) {
 		t.Error("the rsa key pair is offered for editing or deletion")
+	}
+	if got := browsertest.Eval[string](b.Tab, rsaRow+`.textContent`); !strings.Contains(got, wantWhen) {
+		t.Errorf("the rsa row %q does not show its time as %q", got, wantWhen)
 	}
 	if b.has("PRIVATE KEY") {
 		t.Error("the private key is shown without being asked for")

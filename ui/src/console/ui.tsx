@@ -4,6 +4,7 @@
 import type { ComponentChildren } from "preact";
 import { useId } from "preact/hooks";
 import { ApiError } from "../shared/api";
+import { formatDateTime, formatNumber, parseTime } from "../shared/format";
 
 /** Parses JSON text; the error says where it broke. */
 export function parseJSON(text: string): { value?: unknown; error?: string } {
@@ -71,13 +72,13 @@ export function pretty(v: unknown): string {
 
 export function when(s: unknown): string {
   if (typeof s !== "string" || !s) return "";
-  const d = new Date(s);
+  const d = parseTime(s) ?? new Date(s);
   if (Number.isNaN(d.getTime())) return s;
-  return d.toLocaleString("en-CA", { dateStyle: "medium", timeStyle: "short" });
+  return formatDateTime(d);
 }
 
 export function num(n: unknown): string {
-  return typeof n === "number" ? n.toLocaleString("en-CA") : "0";
+  return typeof n === "number" ? formatNumber(n) : "0";
 }
 
 /** Strips server-kept and read-only keys before a record is sent back. */

@@ -125,14 +125,28 @@ interface ControlProps {
   autoComplete?: string;
 }
 
-type InputProps = ControlProps & { type?: "text" | "search" | "date" | "email" | "url" };
+type InputProps = ControlProps & {
+  type?: "text" | "search" | "date" | "email" | "url";
+  /** Values to offer as the person types (a datalist); any other value
+   * is still accepted. */
+  suggestions?: string[];
+};
 
-export function TextField({ label, hint, value, onValue, class: cls, type = "text", ...rest }: InputProps) {
+export function TextField({ label, hint, value, onValue, class: cls, type = "text", suggestions, ...rest }: InputProps) {
   return (
     <Field label={label} hint={hint} class={cls}>
       {(id, desc) => (
-        // (Preact types each input type apart; all of ours take these attributes.)
-        <input id={id} aria-describedby={desc} value={value} onInput={(e) => onValue(e.currentTarget.value)} type={type as "text"} {...rest} />
+        <>
+          {/* (Preact types each input type apart; all of ours take these attributes.) */}
+          <input id={id} aria-describedby={desc} value={value} onInput={(e) => onValue(e.currentTarget.value)} type={type as "text"} list={suggestions?.length ? `${id}-list` : undefined} {...rest} />
+          {suggestions?.length ? (
+            <datalist id={`${id}-list`}>
+              {suggestions.map((s) => (
+                <option key={s} value={s} />
+              ))}
+            </datalist>
+          ) : null}
+        </>
       )}
     </Field>
   );

@@ -14,7 +14,10 @@ export function formatBytes(n: number): string {
   return `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`;
 }
 
+// Both UIs format with these: the browser's own locale (undefined), one set
+// of options, so a time reads the same in either.
 const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const numbers = new Intl.NumberFormat(undefined);
 const dateOnly = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeZone: "UTC" });
 const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
 
@@ -22,6 +25,16 @@ const timeOnly = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
 export function formatTime(iso: string | null | undefined): string {
   const d = parseTime(iso);
   return d ? dateTime.format(d) : "";
+}
+
+/** A Date as formatTime writes it. */
+export function formatDateTime(d: Date): string {
+  return dateTime.format(d);
+}
+
+/** A count in the reader's locale. */
+export function formatNumber(n: number): string {
+  return numbers.format(n);
 }
 
 export function formatClock(iso: string | null | undefined): string {

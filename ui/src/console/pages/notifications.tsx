@@ -176,6 +176,16 @@ function Compose({ onSent, onCancel }: { onSent: (n: Notification) => void; onCa
   const [channel, setChannel] = useState<Channel>("email");
   const [broadcast, setBroadcast] = useState(true);
   const [serviceName, setServiceName] = useState("");
+  // The services that have subscribers, offered as the name is typed (a
+  // new name is still accepted); none when the counts cannot be read.
+  const services = useLoad(
+    () =>
+      client.get<{ subscriptions: { serviceName: string }[] }>("/console/stats").then(
+        (s) => [...new Set(s.subscriptions.map((x) => x.serviceName))].sort(),
+        () => [] as string[],
+      ),
+    [],
+  );
   const [from, setFrom] = useState("");
   const [to, setTo] = useState("");
   const [subject, setSubject] = useState("");
@@ -260,7 +270,7 @@ function Compose({ onSent, onCancel }: { onSent: (n: Notification) => void; onCa
                 ]}
                 onValue={(v) => setChannel(v as Channel)}
               />
-              <TextField label="Service name" value={serviceName} onValue={setServiceName} required />
+              <TextField label="Service name" value={serviceName} onValue={setServiceName} required suggestions={services.data ?? []} />
             </div>
             <fieldset class="choice">
               <legend>Recipients</legend>
