@@ -358,6 +358,12 @@ func validNotification(n *notify.Notification) error {
 	if n.ServiceName == "" {
 		return httpError(http.StatusBadRequest, "serviceName is required")
 	}
+	// The original's own console offers "in-app" in its notification
+	// editor, which the original stores as a channel no user ever reads;
+	// here it is the in-app channel it means.
+	if n.Channel == "in-app" {
+		n.Channel = notify.ChannelInApp
+	}
 	switch n.Channel {
 	case "", notify.ChannelInApp, notify.ChannelEmail, notify.ChannelSMS:
 	default:

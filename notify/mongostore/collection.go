@@ -256,6 +256,7 @@ func (c *Collection[T, P]) Find(ctx context.Context, q Query) ([]P, error) {
 	if err != nil {
 		return nil, err
 	}
+	filter = c.textFallback(filter)
 	opts := options.Find()
 	sort, err := c.schema.castSort(q.Sort)
 	if err != nil {
@@ -319,6 +320,7 @@ func (c *Collection[T, P]) Count(ctx context.Context, filter any) (int64, error)
 	if err != nil {
 		return 0, err
 	}
+	f = c.textFallback(f)
 	n, err := c.countByIndex(ctx, f)
 	if !errors.Is(err, errNoPlan) {
 		return n, err

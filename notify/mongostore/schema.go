@@ -36,6 +36,10 @@ type schema struct {
 	// lookups are the fields a FieldIndex answers equality on (see
 	// Store.SetFieldIndex).
 	lookups []lookupField
+	// textFields are the string fields a $text search reads on a server
+	// without text indexes (textsearch.go): those of the wildcard text
+	// index that hold words a person looks for.
+	textFields []string
 	// indexed are the fields the field index answers lists, counts and
 	// sorts on (see indexquery.go), and composites its indexes on several
 	// of them, for counts and groups on those fields that read an index
@@ -83,7 +87,8 @@ var (
 		// a user's list (userId); duplicate detection, verify with
 		// replace and unsubscribe from additional services (the address,
 		// matched ignoring case)
-		lookups: []lookupField{{name: "userId"}, {name: "userChannelId", fold: true}},
+		lookups:    []lookupField{{name: "userId"}, {name: "userChannelId", fold: true}},
+		textFields: []string{"serviceName", "channel", "userChannelId", "state", "userId"},
 		indexes: []indexSpec{
 			textIndex,
 			{Name: "serviceName_state_channel", Keys: bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
@@ -113,21 +118,25 @@ var (
 		single: []string{"userChannelId"},
 		composites: [][]string{{"created", "serviceName", "channel", "state", "isBroadcast"}, {"updated", "serviceName", "channel", "state", "isBroadcast"},
 			{"serviceName", "channel", "state"}},
+		textFields: []string{"serviceName", "channel", "state", "userChannelId", "userId",
+			"message.from", "message.subject", "message.textBody", "message.htmlBody", "message.title", "message.body"},
 	}
 	configurationSchema = &schema{
 		name:            notify.CollConfiguration,
 		dates:           baseDates,
 		nullWhenMissing: []string{"serviceName"},
 		indexed:         append(str("name", "serviceName"), date("created", "updated")...),
+		textFields:      []string{"name", "serviceName"},
 		indexes: []indexSpec{
 			{Name: "unique_name_serviceName", Keys: bson.D{{Key: "name", Value: 1}, {Key: "serviceName", Value: 1}}, Unique: true},
 			textIndex,
 		},
 	}
 	administratorSchema = &schema{
-		name:    notify.CollAdministrator,
-		dates:   baseDates,
-		indexed: append(str("email"), date("created", "updated")...),
+		name:       notify.CollAdministrator,
+		dates:      baseDates,
+		indexed:    append(str("email"), date("created", "updated")...),
+		textFields: []string{"email", "username"},
 		indexes: []indexSpec{
 			textIndex,
 			// Ours, in place of the original's collation index unique_email_ci
@@ -165,8 +174,9 @@ var (
 		},
 	}
 	bounceSchema = &schema{
-		name:  notify.CollBounce,
-		dates: dates("latestNotificationStarted", "latestNotificationEnded", "bounceMessages.date"),
+		name:       notify.CollBounce,
+		dates:      dates("latestNotificationStarted", "latestNotificationEnded", "bounceMessages.date"),
+		textFields: []string{"channel", "userChannelId", "state", "bounceMessages.message"},
 		indexes: []indexSpec{
 			{Name: "state_channel_userChannelId", Keys: bson.D{{Key: "state", Value: 1}, {Key: "channel", Value: 1}, {Key: "userChannelId", Value: 1}}},
 			textIndex,
