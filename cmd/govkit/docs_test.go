@@ -300,3 +300,41 @@ func TestDocsShowRealCommandsAndFlags(t *testing.T) {
 		})
 	}
 }
+
+// The README's Commands table names every command and subcommand of the
+// command table.
+func TestReadmeCommandsTableIsComplete(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(b), "\n## Commands\n")
+	if !ok {
+		t.Fatal("README.md has no Commands section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var rows []string
+	for _, line := range strings.Split(section, "\n") {
+		if strings.HasPrefix(line, "| `govkit ") {
+			rows = append(rows, line)
+		}
+	}
+	for _, p := range allCommands() {
+		found := false
+		for _, row := range rows {
+			first, _, _ := strings.Cut(strings.TrimPrefix(row, "| `govkit "), "`")
+			words := strings.FieldsFunc(first, func(r rune) bool { return r == ' ' || r == '|' || r == '\\' })
+			if len(words) > 0 && words[0] == p.words[0] {
+				found = true
+				for _, w := range p.words[1:] {
+					if !regexp.MustCompile(`[\s|(` + "`" + `]` + regexp.QuoteMeta(w) + `\b`).MatchString(row) {
+						t.Errorf("the Commands table's row of govkit %s does not name %q", p.words[0], w)
+					}
+				}
+			}
+		}
+		if !found {
+			t.Errorf("the README's Commands table has no row for govkit %s", p.words[0])
+		}
+	}
+}
