@@ -81,7 +81,7 @@ func TestDevSaysWhatItStartedAndStopsOnCancel(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errb.String())
 	}
 	for _, want := range []string{"document platform", "notification service", "Try first:", "sign in as alice", "/api/docs",
-		"/api/explorer", "isBroadcast", "/mail/", "demo API key", "demo-road-closures", "stopping"} {
+		"/api/explorer", "Sign in as someone else", "isBroadcast", "/mail/", "demo API key", "demo-road-closures", "stopping"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("dev output lacks %q:\n%s", want, out.String())
 		}

@@ -25,7 +25,9 @@ func startNotifyDev(ctx context.Context, o devOptions, w io.Writer) (devRunning,
 		return devRunning{}, err
 	}
 	try := []string{
-		fmt.Sprintf("Open the notify web console %s/ (from this machine you are super admin; sign in with OIDC as admin for Admin).", d.URL),
+		fmt.Sprintf("Open the notify web console %s/: from this machine you are super admin without signing in.\n"+
+			"\"Sign in as someone else\" (top right) signs in with OIDC as alice or bob (each sees their demo subscription)\n"+
+			"or as admin (Admin), with an administrator's password, or with an access token.", d.URL),
 		fmt.Sprintf("Open the notify API explorer %s/api/explorer (requests from this machine are super admin).", d.URL),
 		fmt.Sprintf("Send a broadcast to the demo subscribers, then read it in the caught mail %s:\n"+
 			"curl -X POST %s/api/notifications -H 'Content-Type: application/json' \\\n"+

@@ -43,11 +43,15 @@ type DevDemoSubscription struct {
 	ID            string `json:"id"`
 	Channel       string `json:"channel"`
 	UserChannelID string `json:"userChannelId"`
+	// UserID is whose it is: the id the API gives the person signed in
+	// with OIDC at govkit dev's provider (their email), so that alice and
+	// bob each see their own in the console.
+	UserID string `json:"userId,omitempty"`
 }
 
 var devDemoSubscriptions = []DevDemoSubscription{
-	{Channel: "email", UserChannelID: "alice@govkit.test"},
-	{Channel: "email", UserChannelID: "bob@govkit.test"},
+	{Channel: "email", UserChannelID: "alice@govkit.test", UserID: "alice@govkit.test"},
+	{Channel: "email", UserChannelID: "bob@govkit.test", UserID: "bob@govkit.test"},
 	{Channel: "sms", UserChannelID: "+12505550101"},
 }
 
@@ -102,9 +106,11 @@ func seedDevDemo(ctx context.Context, apiURL, dataDir string) (*DevDemo, string,
 	demo := &DevDemo{Service: DevDemoService}
 	for _, s := range devDemoSubscriptions {
 		var made DevDemoSubscription
-		err := call("POST", "/subscriptions", map[string]any{
-			"serviceName": DevDemoService, "channel": s.Channel, "userChannelId": s.UserChannelID, "state": "confirmed",
-		}, &made)
+		rec := map[string]any{"serviceName": DevDemoService, "channel": s.Channel, "userChannelId": s.UserChannelID, "state": "confirmed"}
+		if s.UserID != "" {
+			rec["userId"] = s.UserID
+		}
+		err := call("POST", "/subscriptions", rec, &made)
 		if err != nil {
 			return nil, "", err
 		}

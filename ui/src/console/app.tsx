@@ -55,7 +55,7 @@ function NotFound({ forbidden }: { forbidden?: boolean }) {
 }
 
 export function ConsoleApp() {
-  const { who, method, signOut } = useConsole();
+  const { who, method, signOut, switchUser } = useConsole();
   const admin = isAdmin(who);
   const { path } = useLocation();
   const [menuOpen, setMenuOpen] = useNavigationFrame(path);
@@ -102,7 +102,11 @@ export function ConsoleApp() {
             <button type="button" class="btn btn-secondary btn-small" onClick={signOut}>
               Sign out
             </button>
-          ) : null}
+          ) : (
+            <button type="button" class="btn btn-secondary btn-small" onClick={switchUser}>
+              Sign in as someone else
+            </button>
+          )}
         </div>
       </header>
       <div class="frame">

@@ -19,6 +19,8 @@ export interface Console {
   who: Who;
   method: Method;
   signOut: () => void | Promise<void>;
+  /** Leaves the admin address's super administrator for the sign-in page. */
+  switchUser: () => void;
 }
 
 export const ConsoleContext = createContext<Console | null>(null);

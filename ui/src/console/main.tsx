@@ -16,7 +16,7 @@ import { Client } from "./client";
 import { ConsoleContext, type Console, type Who } from "./context";
 import { SignIn } from "./pages/signin";
 
-type State = { kind: "loading" } | { kind: "signedOut"; problem?: unknown; notice?: string } | { kind: "signedIn"; who: Who; cred: Credential } | { kind: "failed"; error: unknown };
+type State = { kind: "loading" } | { kind: "signedOut"; problem?: unknown; notice?: string; canGoBack?: boolean } | { kind: "signedIn"; who: Who; cred: Credential } | { kind: "failed"; error: unknown };
 
 function Root() {
   const [state, setState] = useState<State>({ kind: "loading" });
@@ -95,6 +95,11 @@ function Root() {
               client.expires = undefined;
               setState({ kind: "signedOut", notice: state.cred.method === "adminIp" ? undefined : "You are signed out." });
             },
+            // From an admin address the console needs no sign-in, but a
+            // person there may want to act as someone else (an OIDC user,
+            // another administrator): a credential keeps its own role at
+            // an admin address.
+            switchUser: () => setState({ kind: "signedOut", notice: "This address is a super administrator without signing in. Sign in below to use the console as someone else.", canGoBack: true }),
           }
         : null,
     [state, client],
@@ -118,7 +123,7 @@ function Root() {
         </main>
       );
     case "signedOut":
-      return <SignIn client={client} problem={state.problem} notice={state.notice} onSignedIn={(c) => check(c)} />;
+      return <SignIn client={client} problem={state.problem} notice={state.notice} onSignedIn={(c) => check(c)} onBack={state.canGoBack ? () => void check(null) : undefined} />;
     case "signedIn":
       return (
         <ConsoleContext.Provider value={ctx}>

@@ -6,7 +6,7 @@ import { startOIDC, type Credential } from "../auth";
 import type { Client } from "../client";
 import { oidcEnabled } from "../settings";
 
-export function SignIn({ client, problem, notice, onSignedIn }: { client: Client; problem?: unknown; notice?: string; onSignedIn: (c: Credential) => Promise<void> }) {
+export function SignIn({ client, problem, notice, onSignedIn, onBack }: { client: Client; problem?: unknown; notice?: string; onSignedIn: (c: Credential) => Promise<void>; onBack?: () => void }) {
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [token, setToken] = useState("");
@@ -73,6 +73,13 @@ export function SignIn({ client, problem, notice, onSignedIn }: { client: Client
           </h1>
           <p class="lead">Sign in to manage subscriptions, notifications and the service's configuration.</p>
           {notice ? <Status kind="info">{notice}</Status> : null}
+          {onBack ? (
+            <p class="signin-back">
+              <Button variant="quiet" onClick={onBack}>
+                Back to the console as super administrator
+              </Button>
+            </p>
+          ) : null}
           <ErrorNote error={error} action="sign in" />
           {oidcEnabled() ? (
             <section aria-labelledby="signin-oidc" class="signin-method">
