@@ -96,6 +96,9 @@ type sink struct {
 	reject  map[string]bool
 	discard bool
 	count   atomic.Int64
+	// delay holds each message before it is accepted, so that sends are
+	// in flight long enough for a test to break something under them.
+	delay atomic.Int64 // nanoseconds
 
 	mu   sync.Mutex
 	msgs []sinkMsg
@@ -200,6 +203,7 @@ func (ss *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (ss *sinkSession) Data(r io.Reader) error {
+	time.Sleep(time.Duration(ss.s.delay.Load()))
 	if ss.s.discard {
 		_, err := io.Copy(io.Discard, r)
 		ss.s.count.Add(1)
