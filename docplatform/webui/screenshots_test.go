@@ -61,6 +61,11 @@ func TestScreenshots(t *testing.T) {
 	b.untilText("days counted in")
 	shot(b, "audit")
 
+	b.open("/api/docs")
+	b.Until("the operations", `document.querySelectorAll("details.op").length > 20`)
+	browsertest.Eval[bool](b.Tab, `(document.querySelector("#postApiWorkflows").open = true, true)`)
+	shot(b, "api-docs")
+
 	admin := newBrowser(t, w, 1280, 800)
 	admin.signIn("admin")
 	admin.visit("/admin/users", "Bob Member")

@@ -153,6 +153,7 @@ func TestAdminAddress(t *testing.T) {
 	b.Do(chromedp.Navigate(mail.URL + "/"))
 	b.untilText("Caught mail and SMS")
 	b.Accessible("the caught mail")
+	shot("caught-mail")
 	b.Do(chromedp.Click(`main table a`))
 	b.untilText("Envelope from")
 	b.Accessible("a caught message")
