@@ -78,12 +78,13 @@ func (c coordinator) chunkCompleted(ctx context.Context, nid notify.ID, run stri
 	c.setProgress(ctx, nid, run, del, "c"+strconv.Itoa(index), n.Candidates, "d"+strconv.Itoa(index), fmt.Sprintf("%d %d %d", n.Successful, n.Failed, n.Skipped))
 }
 
-// progress sums the hash: the counts and how many chunks it knows the
-// candidates of. ok is false when there is no hash.
-func (c coordinator) progress(ctx context.Context, nid notify.ID, run string) (n notify.DispatchCounts, chunks int, ok bool, err error) {
+// progress sums the hash: the counts, how many chunks it knows the
+// candidates of, and how many it has the final counts of. ok is false
+// when there is no hash.
+func (c coordinator) progress(ctx context.Context, nid notify.ID, run string) (n notify.DispatchCounts, chunks, complete int, ok bool, err error) {
 	m, err := c.c.HGetAll(ctx, c.progressKey(nid, run)).Result()
 	if err != nil || len(m) == 0 {
-		return n, 0, false, err
+		return n, 0, 0, false, err
 	}
 	done := map[string]bool{}
 	for k := range m {
@@ -114,7 +115,7 @@ func (c coordinator) progress(ctx context.Context, nid notify.ID, run string) (n
 		}
 	}
 	n.Pending = max(0, n.Candidates-n.Successful-n.Failed-n.Skipped)
-	return n, chunks, true, nil
+	return n, chunks, len(done), true, nil
 }
 
 // Progress returns how far a broadcast is: its candidates, its recorded
@@ -136,7 +137,7 @@ func (d *Dispatcher) Progress(ctx context.Context, nid notify.ID) (mongostore.Pr
 		p.Counts = *hdr.Counts
 		return p, nil
 	}
-	n, chunks, ok, err := d.co.progress(ctx, nid, hdr.Run)
+	n, chunks, _, ok, err := d.co.progress(ctx, nid, hdr.Run)
 	if err == nil && ok && (!hdr.Planned || chunks >= hdr.Chunks) {
 		p.Counts = n
 		return p, nil
@@ -145,11 +146,12 @@ func (d *Dispatcher) Progress(ctx context.Context, nid notify.ID) (mongostore.Pr
 }
 
 // keepFinalCounts stores a finished broadcast's counts in its header, from
-// the queue backend when it has every chunk's, else from the results, and
-// drops the progress hash.
+// the queue backend when it has every chunk's final counts, else from the
+// results (a write of the progress hash is best effort: one that met a
+// Redis restart is missing), and drops the progress hash.
 func (d *Dispatcher) keepFinalCounts(ctx context.Context, hdr mongostore.Broadcast) {
-	n, chunks, ok, err := d.co.progress(ctx, hdr.NotificationID, hdr.Run)
-	if err != nil || !ok || chunks < hdr.Chunks {
+	n, chunks, complete, ok, err := d.co.progress(ctx, hdr.NotificationID, hdr.Run)
+	if err != nil || !ok || chunks < hdr.Chunks || complete < hdr.Chunks {
 		p, perr := d.o.Store.Broadcasts.BroadcastProgress(ctx, hdr.NotificationID)
 		if perr != nil {
 			d.log.Warn("notify: broadcast counts not kept", "notification", hdr.NotificationID.Hex(), "err", perr)
