@@ -335,6 +335,9 @@ func (a *chunkAttempt) deliver(feed context.Context, p *push, sub *notify.Subscr
 	d := a.d
 	r = notify.DispatchResult{SubscriptionID: sub.ID.Hex(), UserChannelID: sub.UserChannelID}
 	if !d.wanted(feed, p, sub) {
+		if feed.Err() != nil {
+			return r, false, nil // a filter cut short decides nothing
+		}
 		r.Outcome = notify.DispatchSkipped
 		return r, d.recordSkipped(), nil
 	}
