@@ -187,7 +187,9 @@ func redisGaps(t *testing.T) []time.Duration {
 // started again on the same port, after a gap, at three points of a
 // broadcast: while the plan is being written (a node held after its third
 // chunk), in the middle of the chunks (a third of the mails at the sink),
-// and during the finish step (the node held as it begins). No node dies,
+// and during the finish step (the node held as it begins); and frozen
+// (SIGSTOP) mid-chunk, so that writes go unanswered and are applied when
+// it thaws, after their writers gave up waiting. No node dies,
 // so every acceptance reaches its node: each subscriber is recorded once,
 // as successful, and gets the mail exactly once.
 //
@@ -210,7 +212,7 @@ func TestClusterRidesOutARedisRestart(t *testing.T) {
 	}
 	round := 0
 	for _, gap := range redisGaps(t) {
-		for _, at := range []string{"plan", "mid-chunk", "finish"} {
+		for _, at := range []string{"plan", "mid-chunk", "finish", "mid-chunk, frozen"} {
 			round++
 			t.Run(fmt.Sprintf("%s/gap=%v", at, gap), func(t *testing.T) {
 				svc := fmt.Sprintf("svc%d", round)
@@ -237,6 +239,11 @@ func TestClusterRidesOutARedisRestart(t *testing.T) {
 						t.Fatal("every mail was sent before Redis stopped; the test needs it in the middle")
 					}
 					restart(gap)
+				case "mid-chunk, frozen":
+					waitFor(t, 2*time.Minute, "a third of the mails", func() bool { return c.sink.count(sent) >= subscribers/3 })
+					rd.Pause()
+					time.Sleep(gap) // the outage itself
+					rd.Resume()
 				case "finish":
 					n := held()
 					rd.Stop()
