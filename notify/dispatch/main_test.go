@@ -99,6 +99,8 @@ type sink struct {
 	// delay holds each message before it is accepted, so that sends are
 	// in flight long enough for a test to break something under them.
 	delay atomic.Int64 // nanoseconds
+	// inData counts the messages being received (their DATA under way).
+	inData atomic.Int64
 
 	mu   sync.Mutex
 	msgs []sinkMsg
@@ -203,6 +205,8 @@ func (ss *sinkSession) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (ss *sinkSession) Data(r io.Reader) error {
+	ss.s.inData.Add(1)
+	defer ss.s.inData.Add(-1)
 	time.Sleep(time.Duration(ss.s.delay.Load()))
 	if ss.s.discard {
 		_, err := io.Copy(io.Discard, r)

@@ -1,6 +1,7 @@
 package dispatch_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net"
@@ -128,4 +129,45 @@ func waitLong(t testing.TB, what string, cond func() bool) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// A node stopped without a grace period (its jobs' contexts end at once)
+// while mails are being handed to the SMTP server: the sends past their
+// mark finish and are recorded, those still waiting for a connection stop
+// and leave no outcome, and the node taking the chunk over sends only
+// those. Each subscriber gets the mail once and is recorded once.
+func TestStoppedNodeLetsSendsPastTheirMarkFinish(t *testing.T) {
+	const subscribers = 20
+	f := newFixture(t)
+	f.sink.delay.Store(int64(300 * time.Millisecond))
+	addr := map[string]string{}
+	for i := range subscribers {
+		a := fmt.Sprintf("u%d@foo.com", i)
+		addr[f.subscribe(notify.Subscription{ServiceName: "svc", UserChannelID: a}).ID.Hex()] = a
+	}
+	n := f.mustPost(notify.Notification{ServiceName: "svc", Channel: "email", IsBroadcast: true, Message: emailMessage("x"), AsyncBroadcastPushNotification: true})
+	eventually(t, "mails being handed over", func() bool { return f.sink.inData.Load() >= 3 })
+	stopped, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = f.d.Close(stopped) // no grace: the jobs in flight are cut
+	atStop := f.sink.count.Load()
+	if atStop >= subscribers {
+		t.Fatal("every mail was sent before the node stopped; the test needs it in the middle")
+	}
+	f.node(true)
+	eventually(t, "state sent", func() bool { return f.load(n.ID).State == notify.StateSent })
+	got := f.load(n.ID)
+	if len(got.Dispatch.Failed) != 0 || got.Dispatch.Counts.Successful != subscribers {
+		t.Errorf("dispatch %+v", got.Dispatch)
+	}
+	seen := map[string]int{}
+	for _, id := range got.Dispatch.Successful {
+		seen[id]++
+	}
+	for id, a := range addr {
+		if seen[id] != 1 || len(f.sink.to(a)) != 1 {
+			t.Errorf("%s recorded %d times, got %d mails", a, seen[id], len(f.sink.to(a)))
+		}
+	}
+	t.Logf("%d mails accepted when the node stopped, %d in all", atStop, len(f.sink.messages()))
 }
