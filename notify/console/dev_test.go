@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/govkit/govkit/docplatform/devidp"
 	"github.com/govkit/govkit/internal/testsvc"
@@ -87,4 +88,12 @@ func TestDevSignInAsSomeoneElse(t *testing.T) {
 	if b.has("alice@govkit.test") || b.has("+12505550101") {
 		t.Error("bob sees another person's demo subscription")
 	}
+
+	// On a phone the menu opens from its button and Escape closes it,
+	// giving the focus back to the button.
+	b.Do(chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	b.Do(chromedp.Click(`.menu-toggle`))
+	b.Until("the menu open", `document.getElementById("sidenav").classList.contains("open")`)
+	b.Do(chromedp.KeyEvent(kb.Escape))
+	b.Until("the menu closed by Escape", `!document.getElementById("sidenav").classList.contains("open") && document.activeElement.classList.contains("menu-toggle")`)
 }

@@ -94,16 +94,19 @@ export function useNavigationFrame(path: string): [boolean, (open: boolean) => v
     document.getElementById("page-title")?.focus();
   }, [path]);
   // Escape closes the open phone menu and gives the focus back to its
-  // button, as a disclosure is expected to behave.
+  // button, as a disclosure is expected to behave. The listener is there
+  // from the first render (an effect run when the menu opens could come
+  // after the key), and reads whether the menu is open from a ref.
+  const open = useRef(menuOpen);
+  open.current = menuOpen;
   useEffect(() => {
-    if (!menuOpen) return;
     const onKey = (e: KeyboardEvent) => {
-      if (e.key !== "Escape") return;
+      if (e.key !== "Escape" || !open.current) return;
       setMenuOpen(false);
       document.querySelector<HTMLElement>(".menu-toggle")?.focus();
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  }, [menuOpen]);
+  }, []);
   return [menuOpen, setMenuOpen];
 }
