@@ -3,6 +3,7 @@ package browsertest
 import (
 	"strings"
 	"sync"
+	"testing"
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
@@ -52,12 +53,7 @@ const axeRun = `(async () => {
 // left at the size it had when the test made it.
 func (b *Tab) Accessible(what string) {
 	b.T.Helper()
-	axeMu.Lock()
-	if axeSource == "" {
-		axeSource = testsvc.RequireAxe(b.T)
-	}
-	src := axeSource
-	axeMu.Unlock()
+	src := loadAxe(b.T)
 	if !Eval[bool](b, `typeof axe !== "undefined"`) {
 		if _, err := chromedp.Run(b.Ctx, chromedp.Evaluate[any](src+";null")); err != nil {
 			b.T.Fatalf("loading axe-core: %v", err)
@@ -82,6 +78,19 @@ func (b *Tab) Accessible(what string) {
 	} else {
 		b.resize(0, 0)
 	}
+}
+
+// loadAxe returns axe-core's source, read once. RequireAxe skips the test
+// (runtime.Goexit) when axe-core is not installed, so the lock is released
+// by a defer: held past a skip, it would hang every later test.
+func loadAxe(t *testing.T) string {
+	t.Helper()
+	axeMu.Lock()
+	defer axeMu.Unlock()
+	if axeSource == "" {
+		axeSource = testsvc.RequireAxe(t)
+	}
+	return axeSource
 }
 
 // resize emulates a viewport: a phone's (touch, mobile) below 500 px; 0

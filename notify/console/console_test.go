@@ -220,6 +220,13 @@ func TestAdminAddress(t *testing.T) {
 	if got := browsertest.Eval[string](b.Tab, rsaRow+`.textContent`); !strings.Contains(got, wantWhen) {
 		t.Errorf("the rsa row %q does not show its time as %q", got, wantWhen)
 	}
+	// So is dbSchemaVersion, which the server writes at start, as in the
+	// original console.
+	versionRow := `[...document.querySelectorAll("main tbody tr")].find(tr => tr.querySelector(".cell-main") && tr.querySelector(".cell-main").textContent === "dbSchemaVersion")`
+	b.Until("the dbSchemaVersion row", versionRow)
+	if browsertest.Eval[bool](b.Tab, `[...`+versionRow+`.querySelectorAll("button")].some(x => /Delete|Edit/.test(x.textContent))`) {
+		t.Error("dbSchemaVersion is offered for editing or deletion")
+	}
 	if b.has("PRIVATE KEY") {
 		t.Error("the private key is shown without being asked for")
 	}

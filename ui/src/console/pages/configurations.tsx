@@ -85,6 +85,13 @@ function isKeyPair(r: { name: string }): boolean {
   return r.name === "rsa";
 }
 
+/** Records the server keeps itself, offered neither edit nor delete, as
+ * the original console does: the key pair, and dbSchemaVersion, which the
+ * server writes at start to say which data layout the store holds. */
+function keptByServer(r: { name: string }): boolean {
+  return isKeyPair(r) || r.name === "dbSchemaVersion";
+}
+
 function KeyPairValue({ value }: { value: unknown }) {
   const [shown, setShown] = useState(false);
   const v = (value ?? {}) as { public?: string; private?: string };
@@ -179,7 +186,7 @@ export function Configurations() {
               {
                 label: "Actions",
                 cell: (r) =>
-                  isKeyPair(r) ? (
+                  keptByServer(r) ? (
                     <span class="muted">Kept by the server</span>
                   ) : (
                   <span class="actions">
