@@ -480,10 +480,14 @@ type Group struct {
 // kind string), largest groups first (ties by the values), at most limit
 // groups. With an index on exactly these fields (a composite of
 // IndexFields) SQLite reads that index alone, never a document.
-func (l *Lookup) Groups(ctx context.Context, coll string, fields []string, limit int) ([]Group, error) {
-	q := Query{Coll: coll}
+//
+// kinds are the collection's fields and kinds as given to IndexFields.
+func (l *Lookup) Groups(ctx context.Context, coll string, kinds []Field, fields []string, limit int) ([]Group, error) {
+	q := Query{Coll: coll, Fields: kinds}
 	for _, f := range fields {
-		q.Fields = append(q.Fields, Field{Name: f, Kind: KindString})
+		if k, ok := q.kind(f); !ok || k != KindString {
+			return nil, ErrUnanswerable
+		}
 		q.Order = append(q.Order, Order{Field: f})
 	}
 	var out []Group

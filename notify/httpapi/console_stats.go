@@ -80,13 +80,13 @@ const (
 
 // ConsoleStats is the dashboard's answer.
 //
-// Its cost: the subscription groups are one $group aggregation, a scan of
-// the subscription collection on the server (no index serves it), whose
-// groups alone come back — on the embedded store about as long as
-// reading every subscription once (BenchmarkSubscriptionGroups,
-// BENCHMARKS.md: 5 to 55 s at 100k depending on the machine's load),
-// hence never on a request's path: statsCache recounts in the background,
-// spaced by how long a count takes. Bounces
+// Its cost: the subscription groups are one $group aggregation on
+// MongoDB (served by the serviceName_state_channel index) and, on the
+// embedded store, one GROUP BY over a SQLite index of ours that reads no
+// document (BenchmarkScaleReads, BENCHMARKS.md: milliseconds at a
+// million subscriptions); statsCache still recounts in the background,
+// spaced by how long a count takes, so a polled dashboard never waits
+// for one after the first. Bounces
 // are one count per state. The 20 broadcasts are found among the
 // broadcast headers (one per broadcast run, not the notification
 // collection); each costs a read of its notification and of its header,

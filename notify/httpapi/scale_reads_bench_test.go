@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/govkit/govkit/notify"
+	"github.com/govkit/govkit/notify/httpapi"
 	"github.com/govkit/govkit/notify/httpapi/apitest"
 )
 
@@ -177,6 +178,23 @@ func benchScaleReads(b *testing.B, n int) {
 			b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
 		})
 	}
+	// The dashboard's first call on a node: it waits for the counts.
+	b.Run("stats-first", func(b *testing.B) {
+		runtime.GC()
+		base := rssKB("VmRSS")
+		resetPeakRSS()
+		for b.Loop() {
+			b.StopTimer()
+			httpapi.ForgetConsoleCounts(e.App.Server)
+			b.StartTimer()
+			var st struct{ CountsPending bool }
+			e.Do(b, "GET", "/api/console/stats", nil).Expect(b, http.StatusOK).JSON(b, &st)
+			if st.CountsPending {
+				b.Fatal("the first call came without its counts")
+			}
+		}
+		b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
+	})
 	// A where no index answers is refused, not read.
 	b.Run("unindexed-where", func(b *testing.B) {
 		for b.Loop() {

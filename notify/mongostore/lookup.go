@@ -43,7 +43,7 @@ type FieldIndex interface {
 	// AtLeast reports whether coll holds at least n documents.
 	AtLeast(ctx context.Context, coll string, n int) (bool, error)
 	// Groups counts coll's documents by the values of string fields.
-	Groups(ctx context.Context, coll string, fields []string, limit int) ([]embeddedmongo.Group, error)
+	Groups(ctx context.Context, coll string, kinds []embeddedmongo.Field, fields []string, limit int) ([]embeddedmongo.Group, error)
 }
 
 // lookupField is a field a FieldIndex covers.

@@ -99,9 +99,14 @@ var (
 			{Name: "userId", Keys: bson.D{{Key: "userId", Value: 1}}},
 			{Name: "state_channel", Keys: bson.D{{Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
 		},
-		indexed:    append(str("serviceName", "channel", "state", "userChannelId", "userId"), date("created", "updated")...),
-		single:     []string{"userChannelId", "userId"},
-		composites: [][]string{{"created", "serviceName", "channel", "state"}, {"updated", "serviceName", "channel", "state"}, {"serviceName", "channel", "state"}, {"state", "channel", "serviceName"}},
+		indexed: append(str("serviceName", "channel", "state", "userChannelId", "userId"), date("created", "updated")...),
+		single:  []string{"userChannelId", "userId"},
+		// Every combination of serviceName, state and channel is a prefix
+		// of one of the last three, so the console's counts read a range
+		// of one index; the first two serve its sorts by date with those
+		// filters.
+		composites: [][]string{{"created", "serviceName", "channel", "state"}, {"updated", "serviceName", "channel", "state"},
+			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"}},
 	}
 	notificationSchema = &schema{
 		name:  notify.CollNotification,

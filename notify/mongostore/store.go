@@ -23,6 +23,29 @@
 // [FieldIndex] finds (see [Store.SetFieldIndex]), with FerretDB's own
 // verdict on each.
 //
+// Lists, counts and the console's groups at scale: counting and sorting
+// are done by the server's indexes, never by loading documents into this
+// process. On MongoDB and FerretDB on PostgreSQL the schemas' indexes
+// (the original's and ours, made by [Store.EnsureIndexes]) serve the
+// console's sorts and filters. On the embedded store, where FerretDB would
+// read and decode the whole collection for any of them, a filter that is
+// a conjunction of equality, $ne, $in, $nin and range conditions on a
+// schema's indexed fields, sorted on one of them, is answered in SQLite
+// from indexes of ours ([Store.EnsureFieldIndexes],
+// embeddedmongo.Lookup.IndexFields): a count is an index count; a page
+// is the rowids of an index walked in sort order (a composite that also
+// holds the filter fields, so the walk and the skip read index entries,
+// not documents; or, when the count says few documents match, those few
+// sorted), then each of the page's documents read through FerretDB by
+// _id; the console's groups are one GROUP BY over a composite index.
+// SQLite compares what FerretDB stores as MongoDB does for strings, dates
+// and booleans; a collection where some document holds another type in
+// those fields (found by a partial index that holds only such documents)
+// is left to FerretDB. A read made with [WithScanLimit] (the API's lists
+// and counts) that none of this answers is refused with an
+// [UnindexedError] (400) when the collection holds more than the limit,
+// instead of a scan whose cost grows with the collection.
+//
 // Each collection is a [Collection] of its notify record type, with CRUD by
 // filter document (as the API's filter parser produces them) and by id. An
 // unknown or malformed id is [notify.ErrNotFound]; a unique index
