@@ -145,17 +145,13 @@ func (c *Collection[T, P]) findByIndex(ctx context.Context, filter, sortDoc bson
 		return nil, indexErr(err)
 	}
 	out := make([]P, 0, len(ids))
-	opts := options.FindOne()
-	if len(proj) > 0 {
-		opts.SetProjection(proj)
-	}
 	for _, id := range ids {
-		raw, err := c.c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, opts).Raw()
-		if errors.Is(err, mongo.ErrNoDocuments) {
-			continue // deleted meanwhile
-		}
+		raw, ok, err := c.rawByID(ctx, id, proj)
 		if err != nil {
-			return nil, fmt.Errorf("mongostore: find %s: %w", c.schema.name, mapErr(err))
+			return nil, err
+		}
+		if !ok {
+			continue // deleted meanwhile
 		}
 		rec, err := c.decode(raw, len(proj) == 0)
 		if err != nil {
@@ -165,6 +161,24 @@ func (c *Collection[T, P]) findByIndex(ctx context.Context, filter, sortDoc bson
 	}
 	indexAnswered.Add(1)
 	return out, nil
+}
+
+// rawByID reads one record by _id (which the server answers from its
+// index), projected by proj if given; false: it is not there (deleted
+// since an index named it).
+func (c *Collection[T, P]) rawByID(ctx context.Context, id any, proj bson.D) (bson.Raw, bool, error) {
+	opts := options.FindOne()
+	if len(proj) > 0 {
+		opts.SetProjection(proj)
+	}
+	raw, err := c.c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, opts).Raw()
+	if errors.Is(err, mongo.ErrNoDocuments) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("mongostore: find %s: %w", c.schema.name, mapErr(err))
+	}
+	return raw, true, nil
 }
 
 // countByIndex answers Count from the field index; errNoPlan: not the

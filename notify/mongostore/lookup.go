@@ -11,7 +11,6 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/govkit/govkit/notify/embeddedmongo"
 )
@@ -345,12 +344,13 @@ func (c *Collection[T, P]) findByLookup(ctx context.Context, filter, sortDoc bso
 			if err != nil {
 				return nil, errNoPlan
 			}
-			raw, err = c.c.FindOne(ctx, bson.D{{Key: "_id", Value: id}}, options.FindOne().SetProjection(proj)).Raw()
-			if errors.Is(err, mongo.ErrNoDocuments) {
-				continue // deleted meanwhile
-			}
+			var ok bool
+			raw, ok, err = c.rawByID(ctx, id, proj)
 			if err != nil {
-				return nil, fmt.Errorf("mongostore: find %s: %w", c.schema.name, mapErr(err))
+				return nil, err
+			}
+			if !ok {
+				continue // deleted meanwhile
 			}
 		}
 		rec, err := c.decode(raw, len(proj) == 0)
