@@ -316,10 +316,21 @@ func (ss *session) progress() {
 	}
 }
 
+// maxPath is RFC 5321's limit on a reverse- or forward-path (4.5.3.1.3).
+// go-smtp echoes an accepted sender in its reply, and a reply line of
+// some thousands of characters is more than clients read (go-smtp's own
+// stops at 2,000), so a longer sender is refused here.
+const maxPath = 256
+
+var errPathTooLong = &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 1, 7}, Message: "Sender address too long"}
+
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
 	ss.progress()
 	if err := ss.command(); err != nil {
 		return err
+	}
+	if len(from) > maxPath {
+		return errPathTooLong
 	}
 	ss.from = from
 	return nil
