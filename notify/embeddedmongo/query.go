@@ -223,9 +223,15 @@ func (l *Lookup) where(ctx context.Context, db *sql.DB, table string, q Query) (
 		return "", nil, ErrUnanswerable
 	}
 	var one int
-	err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT 1 FROM %q INDEXED BY %s WHERE %s LIMIT 1`, table, strconvQuote(oddName(table, q.Fields)), oddExpr(q.Fields))).Scan(&one)
+	odd := oddName(table, q.Fields)
+	err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT 1 FROM %q INDEXED BY %s WHERE %s LIMIT 1`, table, strconvQuote(odd), oddExpr(q.Fields))).Scan(&one)
 	switch {
 	case err == nil:
+		return "", nil, ErrUnanswerable
+	case err != nil && strings.Contains(err.Error(), "no such index"):
+		// the collection was dropped and made again since the index
+		// was seen: FerretDB answers until the next start indexes it
+		l.seen.Delete(odd)
 		return "", nil, ErrUnanswerable
 	case !errors.Is(err, sql.ErrNoRows):
 		return "", nil, fmt.Errorf("embeddedmongo: query: %w", err)
@@ -478,8 +484,10 @@ type Group struct {
 
 // Groups counts the documents of coll by the values of fields (all of
 // kind string), largest groups first (ties by the values), at most limit
-// groups. With an index on exactly these fields (a composite of
-// IndexFields) SQLite reads that index alone, never a document.
+// groups. It reads the counts [Lookup.KeepGroupCounts] keeps when they
+// are kept for these fields; otherwise, with an index on exactly these
+// fields (a composite of IndexFields), SQLite reads that index alone,
+// never a document.
 //
 // kinds are the collection's fields and kinds as given to IndexFields.
 func (l *Lookup) Groups(ctx context.Context, coll string, kinds []Field, fields []string, limit int) ([]Group, error) {
@@ -493,6 +501,10 @@ func (l *Lookup) Groups(ctx context.Context, coll string, kinds []Field, fields 
 	var out []Group
 	err := l.withTable(ctx, coll, func(db *sql.DB, t string) error {
 		if _, _, err := l.where(ctx, db, t, q); err != nil {
+			return err
+		}
+		if kept, ok, err := l.keptGroups(ctx, db, t, fields, limit); err != nil || ok {
+			out = kept
 			return err
 		}
 		exprs := make([]string, len(fields))

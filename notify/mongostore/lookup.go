@@ -12,6 +12,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 
+	"github.com/govkit/govkit/notify"
 	"github.com/govkit/govkit/notify/embeddedmongo"
 )
 
@@ -81,7 +82,17 @@ func (s *Store) EnsureFieldIndexes(ctx context.Context) error {
 			}
 		}
 	}
+	if gc, ok := s.fieldIndex.(groupCounter); ok {
+		return gc.KeepGroupCounts(ctx, notify.CollSubscription, subscriptionGroupFields)
+	}
 	return nil
+}
+
+// groupCounter is a field index that can keep the counts of groups exact
+// as documents change (the embedded store: triggers of ours on SQLite),
+// so that the console's subscription groups are read, not counted.
+type groupCounter interface {
+	KeepGroupCounts(ctx context.Context, coll string, fields []string) error
 }
 
 // useLookup: the store has a field index, and filter is more than an _id

@@ -24,16 +24,23 @@ type SubscriptionGroup struct {
 	Count       int64  `json:"count"`
 }
 
+// subscriptionGroupFields are the fields the console's subscription
+// groups are counted by, in the order of the composite index that serves
+// them.
+var subscriptionGroupFields = []string{"serviceName", "state", "channel"}
+
 // SubscriptionGroups counts the subscriptions by service, channel and
 // state, largest groups first, and returns at most limit groups and
 // whether more exist; only the groups come back, so this process holds at
 // most limit+1 of them, never the subscriptions. On the embedded store
-// it is one GROUP BY over a composite SQLite index of ours, which reads
-// index entries, not documents (FerretDB's own $group would decode every
+// it reads counts kept by triggers of ours (see
+// embeddedmongo.Lookup.KeepGroupCounts), or failing those one GROUP BY
+// over a composite SQLite index of ours, which reads index entries, not
+// documents (FerretDB's own $group would decode every
 // subscription); elsewhere one aggregation ($group) on the server.
 func (s *Store) SubscriptionGroups(ctx context.Context, limit int) ([]SubscriptionGroup, bool, error) {
 	if s.fieldIndex != nil {
-		gs, err := s.fieldIndex.Groups(ctx, notify.CollSubscription, subscriptionSchema.indexed, []string{"serviceName", "state", "channel"}, limit+1)
+		gs, err := s.fieldIndex.Groups(ctx, notify.CollSubscription, subscriptionSchema.indexed, subscriptionGroupFields, limit+1)
 		if err == nil {
 			out := make([]SubscriptionGroup, 0, len(gs))
 			for _, g := range gs {

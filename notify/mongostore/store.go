@@ -37,7 +37,10 @@
 // holds the filter fields, so the walk and the skip read index entries,
 // not documents; or, when the count says few documents match, those few
 // sorted), then each of the page's documents read through FerretDB by
-// _id; the console's groups are one GROUP BY over a composite index.
+// _id; the console's subscription groups are counts that SQLite
+// triggers of ours keep exact as documents are written
+// (embeddedmongo.Lookup.KeepGroupCounts; a GROUP BY over a composite
+// index while the triggers are missing).
 // SQLite compares what FerretDB stores as MongoDB does for strings, dates
 // and booleans; a collection where some document holds another type in
 // those fields (found by a partial index that holds only such documents)
