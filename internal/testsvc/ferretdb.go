@@ -21,6 +21,15 @@ import (
 // store (SQLite in one process) cannot do. It stops when the test ends.
 func RequireFerretDB(t testing.TB) string {
 	t.Helper()
+	uri, _ := RequireFerretDBOnPostgres(t)
+	return uri
+}
+
+// RequireFerretDBOnPostgres is RequireFerretDB that also returns the URL of
+// the PostgreSQL database FerretDB keeps its data in (for tests of
+// notify/ferretpg, which reads FerretDB's tables).
+func RequireFerretDBOnPostgres(t testing.TB) (mongoURI, postgresURL string) {
+	t.Helper()
 	pg := RequirePostgres(t)
 	indexIDs(t, pg)
 	f, err := ferretdb.New(&ferretdb.Config{
@@ -49,7 +58,7 @@ func RequireFerretDB(t testing.TB) string {
 			t.Errorf("testsvc: FerretDB did not stop")
 		}
 	})
-	return f.MongoDBURI()
+	return f.MongoDBURI(), pg
 }
 
 // indexIDsSQL makes every table FerretDB creates answer its _id lookups

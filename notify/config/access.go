@@ -212,5 +212,6 @@ func secretKey(k string) bool {
 			return true
 		}
 	}
-	return l == "cert" || l == "ca" || l == "uri"
+	// any URI may carry a password (uri, ferretdbPostgresUri)
+	return l == "cert" || l == "ca" || strings.HasSuffix(l, "uri")
 }

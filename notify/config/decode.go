@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -432,9 +433,17 @@ func (l *loader) decode(c *Config) {
 			c.Datasource.APITimeout = DefaultAPITimeout
 		}
 	}
+	c.Datasource.FerretDBPostgresURI = dr.str("ferretdbPostgresUri")
+	if u := c.Datasource.FerretDBPostgresURI; u != "" {
+		// the value is never quoted back: it may hold a password
+		if p, err := url.Parse(u); err != nil || (p.Scheme != "postgres" && p.Scheme != "postgresql") || p.Host == "" {
+			dr.bad("ferretdbPostgresUri", "must be a postgres:// URL (the PostgreSQL database FerretDB keeps its data in)")
+			c.Datasource.FerretDBPostgresURI = ""
+		}
+	}
 	c.Datasource.Options = map[string]any{}
 	for k, v := range c.datasourceTree {
-		if k != "uri" && k != "name" && k != "connector" && k != "dbPath" && k != "apiTimeoutMS" {
+		if k != "uri" && k != "name" && k != "connector" && k != "dbPath" && k != "apiTimeoutMS" && k != "ferretdbPostgresUri" {
 			c.Datasource.Options[k] = v
 		}
 	}

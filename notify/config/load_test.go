@@ -1145,3 +1145,37 @@ func TestOutboundRequests(t *testing.T) {
 		t.Fatalf("problems = %v", ps)
 	}
 }
+
+func TestFerretDBPostgresURI(t *testing.T) {
+	t.Run("read, kept out of the driver options and redacted", func(t *testing.T) {
+		root := deployment(t, map[string]string{
+			"src/datasources/db.datasource.local.json": `{"uri": "mongodb://ferretdb/notifyBC", "ferretdbPostgresUri": "postgres://ferret:s3cret@pg/ferretdb"}`,
+		})
+		c := mustLoad(t, root, "", nil)
+		if got := c.Datasource.FerretDBPostgresURI; got != "postgres://ferret:s3cret@pg/ferretdb" {
+			t.Errorf("FerretDBPostgresURI = %q", got)
+		}
+		if _, ok := c.Datasource.Options["ferretdbPostgresUri"]; ok {
+			t.Error("ferretdbPostgresUri is passed to the MongoDB driver")
+		}
+		for _, w := range c.Warnings {
+			if strings.Contains(w.String(), "ferretdbPostgresUri") {
+				t.Errorf("warned: %s", w)
+			}
+		}
+		b, _ := json.Marshal(config.Redact(c.RawDatasource()))
+		if strings.Contains(string(b), "s3cret") {
+			t.Errorf("the password shows in %s", b)
+		}
+	})
+	t.Run("not a postgres URL is refused without quoting it", func(t *testing.T) {
+		root := deployment(t, map[string]string{
+			"src/datasources/db.datasource.local.json": `{"uri": "mongodb://ferretdb/notifyBC", "ferretdbPostgresUri": "mysql://u:s3cret@db/x"}`,
+		})
+		_, err := load(t, root, "", nil)
+		ps := problems(t, err)
+		if len(ps) != 1 || ps[0].Path != "ferretdbPostgresUri" || strings.Contains(ps[0].Message, "s3cret") {
+			t.Errorf("problems %v", ps)
+		}
+	})
+}

@@ -277,8 +277,8 @@ var datasourceDriverOptions = map[string]bool{
 	"maxIdleTimeMS": true, "localThresholdMS": true, "loadBalanced": true, "authMechanism": true,
 	"authMechanismProperties": true, "family": true, "autoIndex": true, "autoCreate": true,
 	"bufferCommands": true,
-	// ours: see Datasource.APITimeout
-	"apiTimeoutMS": true,
+	// ours: see Datasource.APITimeout and FerretDBPostgresURI
+	"apiTimeoutMS": true, "ferretdbPostgresUri": true,
 }
 
 func (l *loader) checkDatasourceKeys(f *layerFile) {

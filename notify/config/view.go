@@ -278,6 +278,13 @@ type Datasource struct {
 	// before the call is answered 503 (default DefaultAPITimeout).
 	// Broadcasts and cron jobs are not bound by it.
 	APITimeout time.Duration
+	// FerretDBPostgresURI is ferretdbPostgresUri, a key of ours: when the
+	// server at URI is FerretDB on PostgreSQL, the URL of that PostgreSQL
+	// database, which the service reads directly to answer lists, counts
+	// and the console's stats from indexes of its own (notify/ferretpg);
+	// "" leaves them to FerretDB, which reads the whole collection for
+	// each. Secret: never log it.
+	FerretDBPostgresURI string
 }
 
 // DefaultAPITimeout is datasource apiTimeoutMS's default: a database that

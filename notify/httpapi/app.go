@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/govkit/govkit/notify/dispatch"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/embeddedmongo"
+	"github.com/govkit/govkit/notify/ferretpg"
 	"github.com/govkit/govkit/notify/jmesfilter"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/outbound"
@@ -75,6 +77,9 @@ type AppOptions struct {
 	// callbacks, SMS providers, the OIDC provider); nil builds one from
 	// config outboundRequests (see notify/outbound).
 	Outbound *outbound.Transport
+	// FerretDBPostgresURL overrides the datasource's ferretdbPostgresUri
+	// (tests).
+	FerretDBPostgresURL string
 	// Embedded is the embedded store StoreURI points at when the caller
 	// started it (tests share one): the app reads its files for the
 	// lookups FerretDB would answer by scanning, as it does with an
@@ -102,7 +107,7 @@ type App struct {
 	Warnings []string
 
 	embedded   *embeddedmongo.Server
-	lookup     *embeddedmongo.Lookup
+	lookup     io.Closer // the store's field index (see openStore)
 	outbound   *outbound.Transport
 	ownChannel bool
 	cron       *cron.Service
@@ -128,10 +133,14 @@ func OpenApp(ctx context.Context, o AppOptions) (_ *App, err error) {
 	}()
 	app.Store, app.embedded, app.lookup, err = openStore(ctx, storeOptions{
 		Config: cfg, DataDir: o.DataDir, URI: o.StoreURI, Database: o.Database, Embedded: o.Embedded,
-		Prepare: o.Role.RunsCron(), Logger: log,
+		FerretDBPostgresURL: o.FerretDBPostgresURL,
+		Prepare:             o.Role.RunsCron(), Logger: log,
 	})
 	if err != nil {
 		return nil, err
+	}
+	if w := storeWarning(cfg, app.Store, app.embedded != nil || o.Embedded != nil, app.lookup != nil); w != "" {
+		app.Warnings = append(app.Warnings, w)
 	}
 	if err := app.openQueue(ctx, cfg, log); err != nil {
 		return nil, err
@@ -247,6 +256,9 @@ type storeOptions struct {
 	URI, Database string
 	// Embedded is an embedded store URI points at (tests share one).
 	Embedded *embeddedmongo.Server
+	// FerretDBPostgresURL overrides the datasource's ferretdbPostgresUri
+	// (tests).
+	FerretDBPostgresURL string
 	// Prepare creates the indexes, as the primary (or a single node) does
 	// at start.
 	Prepare bool
@@ -257,20 +269,20 @@ type storeOptions struct {
 // embedded one in the data directory when it has no uri) and, with
 // Prepare, creates the indexes. It returns the embedded server it started
 // and the lookup it attached, which the caller closes after the store.
-func openStore(ctx context.Context, o storeOptions) (store *mongostore.Store, started *embeddedmongo.Server, lookup *embeddedmongo.Lookup, err error) {
+func openStore(ctx context.Context, o storeOptions) (store *mongostore.Store, started *embeddedmongo.Server, index io.Closer, err error) {
 	cfg := o.Config
 	defer func() {
 		if err != nil {
 			if store != nil {
 				_ = store.Close(context.WithoutCancel(ctx))
 			}
-			if lookup != nil {
-				_ = lookup.Close()
+			if index != nil {
+				_ = index.Close()
 			}
 			if started != nil {
 				_ = started.Stop(context.WithoutCancel(ctx))
 			}
-			store, started, lookup = nil, nil, nil
+			store, started, index = nil, nil, nil
 		}
 	}()
 	uri := o.URI
@@ -300,26 +312,53 @@ func openStore(ctx context.Context, o storeOptions) (store *mongostore.Store, st
 	if embedded == nil {
 		embedded = o.Embedded
 	}
-	if embedded != nil {
+	pgURL := o.FerretDBPostgresURL
+	if pgURL == "" {
+		pgURL = cfg.Datasource.FerretDBPostgresURI
+	}
+	switch {
+	case embedded != nil:
 		// nil in memory: no file to read, every query goes to FerretDB
-		if lookup = embedded.Lookup(store.Database()); lookup != nil {
+		if lookup := embedded.Lookup(store.Database()); lookup != nil {
 			store.SetFieldIndex(lookup)
+			index = lookup
 		}
+	case pgURL != "" && store.FerretDB():
+		fi, err := ferretpg.Open(ctx, pgURL, store.Database())
+		if err != nil {
+			return store, started, nil, fmt.Errorf("datasource ferretdbPostgresUri: %w", err)
+		}
+		store.SetFieldIndex(fi)
+		index = fi
 	}
 	if o.Prepare {
 		if _, err := store.EnsureIndexes(ctx); err != nil {
-			return store, started, lookup, err
+			return store, started, index, err
 		}
 		if embedded != nil {
 			if err := embedded.IndexIDs(ctx, store.Database()); err != nil {
-				return store, started, lookup, err
+				return store, started, index, err
 			}
 		}
 		if err := store.EnsureFieldIndexes(ctx); err != nil {
-			return store, started, lookup, err
+			return store, started, index, err
 		}
 	}
-	return store, started, lookup, nil
+	return store, started, index, nil
+}
+
+// storeWarning is the start-up warning about the store's reads, or "":
+// on FerretDB over PostgreSQL without ferretdbPostgresUri every list,
+// count and the console's stats read the whole collection into FerretDB.
+func storeWarning(cfg *config.Config, store *mongostore.Store, embedded, fieldIndex bool) string {
+	switch {
+	case cfg.Datasource.FerretDBPostgresURI != "" && !store.FerretDB():
+		return "datasource ferretdbPostgresUri is set but the server is not FerretDB: ignored"
+	case store.FerretDB() && !embedded && !fieldIndex:
+		return "the store is FerretDB: without datasource ferretdbPostgresUri (the PostgreSQL database behind FerretDB) " +
+			"every list, count and the console's stats read the whole collection into FerretDB"
+	}
+	return ""
 }
 
 // Close stops background work and releases storage and senders.

@@ -19,6 +19,7 @@ import (
 	"github.com/govkit/govkit/notify/config"
 	"github.com/govkit/govkit/notify/email"
 	"github.com/govkit/govkit/notify/embeddedmongo"
+	"github.com/govkit/govkit/notify/ferretpg"
 	"github.com/govkit/govkit/notify/mongostore"
 	"github.com/govkit/govkit/notify/queue"
 )
@@ -53,7 +54,7 @@ func Parts(cfg *config.Config, dataDir string) []preflight.Part {
 	if cfg.Datasource.URI != "" {
 		store.Kind, store.Addr = "mongodb", preflight.RedactURL(cfg.Datasource.URI)
 		uri := cfg.Datasource.URI
-		store.Check = func(ctx context.Context) (string, error) { return checkStore(ctx, cfg, uri) }
+		store.Check = func(ctx context.Context) (string, error) { return checkStore(ctx, cfg, uri, false) }
 	} else {
 		dir := embeddedStoreDir(dataDir)
 		store.Kind, store.Addr = "embedded", dir
@@ -63,7 +64,7 @@ func Parts(cfg *config.Config, dataDir string) []preflight.Part {
 				return "", err
 			}
 			defer func() { _ = e.Stop(context.WithoutCancel(ctx)) }()
-			return checkStore(ctx, cfg, e.URI())
+			return checkStore(ctx, cfg, e.URI(), true)
 		}
 	}
 	parts = append(parts, store)
@@ -181,7 +182,7 @@ func smtpPort(c email.SMTPConfig) int {
 // checkStore connects, reads the administrators collection (which needs
 // the rights serve needs, not just a ping) and says whether transactions
 // are available.
-func checkStore(ctx context.Context, cfg *config.Config, uri string) (string, error) {
+func checkStore(ctx context.Context, cfg *config.Config, uri string, embedded bool) (string, error) {
 	db, _ := cfg.Datasource.Options["dbName"].(string)
 	s, err := mongostore.Open(ctx, uri, mongostore.Options{Database: db, Client: clientOptions(cfg)})
 	if err != nil {
@@ -196,7 +197,23 @@ func checkStore(ctx context.Context, cfg *config.Config, uri string) (string, er
 	if s.SupportsTransactions() {
 		txn = "transactions available"
 	}
-	return fmt.Sprintf("database %s, %d administrators, %s", s.Database(), n, txn), nil
+	note := fmt.Sprintf("database %s, %d administrators, %s", s.Database(), n, txn)
+	switch pg := cfg.Datasource.FerretDBPostgresURI; {
+	case embedded || !s.FerretDB():
+		if pg != "" && !embedded {
+			note += "; ferretdbPostgresUri ignored: the server is not FerretDB"
+		}
+	case pg != "":
+		fi, err := ferretpg.Open(ctx, pg, s.Database())
+		if err != nil {
+			return "", fmt.Errorf("datasource ferretdbPostgresUri: %w", err)
+		}
+		_ = fi.Close()
+		note += "; FerretDB: lists, counts and the console's stats answered from indexes of ours in its PostgreSQL (ferretdbPostgresUri)"
+	default:
+		note += "; FerretDB without datasource ferretdbPostgresUri: every list, count and the console's stats read the whole collection"
+	}
+	return note, nil
 }
 
 // checkListener reports whether the inbound SMTP address is usable: free

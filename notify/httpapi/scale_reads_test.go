@@ -27,8 +27,21 @@ func TestConsoleReadsOverTheScanLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("seeds 10,500 subscriptions")
 	}
+	consoleReadsOverTheScanLimit(t, apitest.Start(t, apitest.Options{}))
+}
+
+// TestConsoleReadsOverTheScanLimitOnFerretDB is the same on FerretDB over
+// PostgreSQL with datasource ferretdbPostgresUri: the reads are answered
+// from PostgreSQL indexes of ours (notify/ferretpg).
+func TestConsoleReadsOverTheScanLimitOnFerretDB(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 10,500 subscriptions")
+	}
+	consoleReadsOverTheScanLimit(t, apitest.Start(t, apitest.Options{FerretDBOnPostgres: true}))
+}
+
+func consoleReadsOverTheScanLimit(t *testing.T, e *apitest.Env) {
 	n := mongostore.DefaultScanLimit + 500
-	e := apitest.Start(t, apitest.Options{})
 	ctx := context.Background()
 	all := make([]*notify.Subscription, 0, n)
 	batch := make([]*notify.Subscription, 0, 1000)

@@ -205,6 +205,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // Database returns the database name in use.
 func (s *Store) Database() string { return s.db.Name() }
 
+// FerretDB reports whether the server is FerretDB (v1).
+func (s *Store) FerretDB() bool { return s.ferretDB }
+
 // SupportsTransactions reports whether the server runs multi-document
 // transactions (a replica set or sharded cluster; not the embedded store).
 func (s *Store) SupportsTransactions() bool { return s.txn }

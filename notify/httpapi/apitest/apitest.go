@@ -126,6 +126,11 @@ type Options struct {
 	// cron.ManualClock that the test moves, or call App.Cron()'s jobs
 	// directly).
 	Cron *httpapi.CronOptions
+	// FerretDBOnPostgres runs the service on a FerretDB over a fresh
+	// PostgreSQL database of the test (testsvc.RequireFerretDBOnPostgres),
+	// with datasource ferretdbPostgresUri set, instead of the shared
+	// embedded store.
+	FerretDBOnPostgres bool
 }
 
 // Env is a running service under test.
@@ -196,16 +201,25 @@ func Start(t testing.TB, o Options) *Env {
 	if o.Cron != nil {
 		cronOpts = *o.Cron
 	}
+	var storeAt, pgURL string
+	var embedded *embeddedmongo.Server
+	if o.FerretDBOnPostgres {
+		storeAt, pgURL = testsvc.RequireFerretDBOnPostgres(t)
+	} else {
+		storeAt = storeURI(t)
+		embedded = shared.srv
+	}
 	e.App, err = httpapi.OpenApp(ctx, httpapi.AppOptions{
-		Config:   e.Config,
-		StoreURI: storeURI(t),
-		Database: name,
-		Channel:  &channel.Sender{Email: es, SMS: ss},
-		Logger:   logger,
+		Config:              e.Config,
+		StoreURI:            storeAt,
+		FerretDBPostgresURL: pgURL,
+		Database:            name,
+		Channel:             &channel.Sender{Email: es, SMS: ss},
+		Logger:              logger,
 		// the key pair is made once per test binary (below), not per test
 		RSABits:     -1,
 		Attempts:    o.Attempts,
-		Embedded:    shared.srv,
+		Embedded:    embedded,
 		Cron:        o.Cron != nil,
 		CronOptions: cronOpts,
 	})
@@ -213,8 +227,10 @@ func Start(t testing.TB, o Options) *Env {
 		t.Fatalf("open app: %v", err)
 	}
 	e.Store = e.App.Store
-	if err := shared.srv.IndexIDs(ctx, name); err != nil {
-		t.Fatalf("index ids: %v", err)
+	if embedded != nil {
+		if err := embedded.IndexIDs(ctx, name); err != nil {
+			t.Fatalf("index ids: %v", err)
+		}
 	}
 	if err := insertRSAKey(ctx, e.App.Subscriptions); err != nil {
 		t.Fatalf("rsa key: %v", err)
