@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -377,71 +378,190 @@ func (l *Lookup) Find(ctx context.Context, q Query) ([]any, error) {
 	}
 	var ids []any
 	err := l.withTable(ctx, q.Coll, func(db *sql.DB, t string) error {
-		w, args, err := l.where(ctx, db, t, q)
+		rowids, err := l.pageRowids(ctx, db, t, q)
 		if err != nil {
 			return err
 		}
-		// How to find the page: with conditions, SQLite's planner would
-		// take the index of a condition and sort every match, which at a
-		// million documents reads a hundred thousand of them. So the
-		// matches are counted first (from an index): few are sorted,
-		// many are found by walking a composite index in sort order.
-		hint, sortFew := "", false
-		if len(q.Order) > 0 && len(q.Conds) > 0 {
-			var n int64
-			if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q%s`, t, w), args...).Scan(&n); err != nil {
-				return fmt.Errorf("embeddedmongo: count: %w", err)
-			}
-			if n <= smallSet {
-				sortFew = true
-			} else if idx := q.sortIndex(t); idx != "" && l.hasIndex(ctx, db, t, idx) {
-				hint = " INDEXED BY " + strconvQuote(idx)
-			}
-		}
-		var order []string
-		for _, o := range q.Order {
-			e := valueExpr(o.Field, false)
-			if sortFew {
-				// not the indexed expression: SQLite sorts the matches
-				e = "+" + e
-			}
-			order = append(order, e+dirOf(o.Desc))
-		}
-		// Ties in the order of the index that serves the sort: the rest
-		// of a composite's fields, then the natural order (all in the
-		// first key's direction, so that the index walked one way serves
-		// the whole sort and SQLite never sorts a group of ties, such as
-		// the 900,000 confirmed ones under a sort by state). Pages of one
-		// sort never overlap.
-		desc := len(q.Order) > 0 && q.Order[0].Desc
-		if c := q.leading(); len(q.Order) == 1 && c != nil && !sortFew {
-			for _, f := range c[1:] {
-				order = append(order, valueExpr(f, false)+dirOf(desc))
-			}
-		}
-		order = append(order, "rowid"+dirOf(desc))
-		// Only rowids first: the sort and the skip read index entries, not
-		// documents; then the page's _ids, one document each.
-		sqlq := fmt.Sprintf(`SELECT rowid FROM %q%s%s ORDER BY %s LIMIT ? OFFSET ?`, t, hint, w, strings.Join(order, ", "))
-		rowids, err := rowidsOf(ctx, db, sqlq, append(args, q.Limit, q.Skip)...)
-		if err != nil {
-			return err
-		}
-		byRow := fmt.Sprintf(`SELECT _ferretdb_sjson->>'$._id', %s FROM %q WHERE rowid = ?`, schemaTypeExpr("_id"), t)
 		ids = make([]any, 0, len(rowids))
 		for _, r := range rowids {
-			got, ok, err := l.query(ctx, db, byRow, r)
+			got, err := l.idOf(ctx, db, t, r)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				return ErrUnanswerable
 			}
 			ids = append(ids, got...) // none when deleted meanwhile
 		}
 		return nil
 	})
 	return ids, err
+}
+
+// idOf is the _id of the document of rowid r (none when it was deleted
+// meanwhile); ErrUnanswerable when it is neither an ObjectId nor a
+// string.
+func (l *Lookup) idOf(ctx context.Context, db *sql.DB, t string, r int64) ([]any, error) {
+	byRow := fmt.Sprintf(`SELECT _ferretdb_sjson->>'$._id', %s FROM %q WHERE rowid = ?`, schemaTypeExpr("_id"), t)
+	got, ok, err := l.query(ctx, db, byRow, r)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, ErrUnanswerable
+	}
+	return got, nil
+}
+
+// docsChunk is how many documents [Lookup.FindDocs] reads from SQLite in
+// one query: a few hundred kilobytes of stored text at a time.
+const docsChunk = 256
+
+// FindDocs is [Lookup.Find] returning the documents themselves, read in
+// bulk from the collection's table (one SQLite query per 256 documents
+// instead of a FerretDB round trip for each) and decoded from FerretDB's
+// stored format into the bytes FerretDB would send. It calls each with
+// every document of the page in q's order; a document deleted since the
+// page was found is left out. When a document's stored text cannot be
+// decoded, raw is nil and id its _id: the caller reads it through
+// FerretDB. q.Limit 0 means every document q selects after q.Skip: the
+// caller bounds how many (by [Lookup.Count]); memory held here is one
+// chunk and the page's rowids.
+//
+// On an error (ErrUnanswerable: ask FerretDB) the documents each was
+// given are not the answer and must be dropped.
+func (l *Lookup) FindDocs(ctx context.Context, q Query, each func(id any, raw bson.Raw) error) error {
+	if q.Limit < 0 {
+		return ErrUnanswerable
+	}
+	emitted := false
+	err := l.withTable(ctx, q.Coll, func(db *sql.DB, t string) error {
+		rowids, err := l.pageRowids(ctx, db, t, q)
+		if err != nil {
+			return err
+		}
+		for len(rowids) > 0 {
+			chunk := rowids[:min(docsChunk, len(rowids))]
+			rowids = rowids[len(chunk):]
+			texts, err := readStored(ctx, db, t, chunk)
+			if err != nil {
+				if emitted {
+					// not to be retried by withTable: each has had some
+					return errChanged
+				}
+				return err
+			}
+			for _, r := range chunk {
+				text, ok := texts[r]
+				if !ok {
+					continue // deleted meanwhile
+				}
+				raw, derr := decodeSJSON(nil, text)
+				var id any
+				if derr != nil {
+					ids, err := l.idOf(ctx, db, t, r)
+					if err != nil {
+						return err
+					}
+					if len(ids) == 0 {
+						continue
+					}
+					id, raw = ids[0], nil
+				}
+				emitted = true
+				if err := each(id, raw); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	return err
+}
+
+// errChanged: the collection's table went away in the middle of a read.
+var errChanged = errors.New("embeddedmongo: find: the collection was dropped during the read")
+
+// readStored reads the stored text of the documents of rowids.
+func readStored(ctx context.Context, db *sql.DB, t string, rowids []int64) (map[int64][]byte, error) {
+	var in strings.Builder
+	for i, r := range rowids {
+		if i > 0 {
+			in.WriteByte(',')
+		}
+		in.WriteString(strconv.FormatInt(r, 10))
+	}
+	rows, err := db.QueryContext(ctx, fmt.Sprintf(`SELECT rowid, _ferretdb_sjson FROM %q WHERE rowid IN (%s)`, t, in.String()))
+	if err != nil {
+		return nil, fmt.Errorf("embeddedmongo: find: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[int64][]byte, len(rowids))
+	for rows.Next() {
+		var r int64
+		var text []byte
+		if err := rows.Scan(&r, &text); err != nil {
+			return nil, fmt.Errorf("embeddedmongo: find: %w", err)
+		}
+		out[r] = text
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("embeddedmongo: find: %w", err)
+	}
+	return out, nil
+}
+
+// pageRowids finds the rowids of q's page in table t, in q's order
+// (q.Limit 0: all after q.Skip).
+func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) ([]int64, error) {
+	w, args, err := l.where(ctx, db, t, q)
+	if err != nil {
+		return nil, err
+	}
+	// How to find the page: with conditions, SQLite's planner would
+	// take the index of a condition and sort every match, which at a
+	// million documents reads a hundred thousand of them. So the
+	// matches are counted first (from an index): few are sorted,
+	// many are found by walking a composite index in sort order.
+	hint, sortFew := "", false
+	if len(q.Order) > 0 && len(q.Conds) > 0 {
+		var n int64
+		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q%s`, t, w), args...).Scan(&n); err != nil {
+			return nil, fmt.Errorf("embeddedmongo: count: %w", err)
+		}
+		if n <= smallSet {
+			sortFew = true
+		} else if idx := q.sortIndex(t); idx != "" && l.hasIndex(ctx, db, t, idx) {
+			hint = " INDEXED BY " + strconvQuote(idx)
+		}
+	}
+	var order []string
+	for _, o := range q.Order {
+		e := valueExpr(o.Field, false)
+		if sortFew {
+			// not the indexed expression: SQLite sorts the matches
+			e = "+" + e
+		}
+		order = append(order, e+dirOf(o.Desc))
+	}
+	// Ties in the order of the index that serves the sort: the rest
+	// of a composite's fields, then the natural order (all in the
+	// first key's direction, so that the index walked one way serves
+	// the whole sort and SQLite never sorts a group of ties, such as
+	// the 900,000 confirmed ones under a sort by state). Pages of one
+	// sort never overlap.
+	desc := len(q.Order) > 0 && q.Order[0].Desc
+	if c := q.leading(); len(q.Order) == 1 && c != nil && !sortFew {
+		for _, f := range c[1:] {
+			order = append(order, valueExpr(f, false)+dirOf(desc))
+		}
+	}
+	order = append(order, "rowid"+dirOf(desc))
+	// Only rowids first: the sort and the skip read index entries, not
+	// documents; then the page's documents.
+	limit := q.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	sqlq := fmt.Sprintf(`SELECT rowid FROM %q%s%s ORDER BY %s LIMIT ? OFFSET ?`, t, hint, w, strings.Join(order, ", "))
+	return rowidsOf(ctx, db, sqlq, append(args, limit, q.Skip)...)
 }
 
 // Count counts the documents q.Conds select. ErrUnanswerable: ask

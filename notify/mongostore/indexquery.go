@@ -2,6 +2,7 @@ package mongostore
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/http"
@@ -16,9 +17,28 @@ import (
 )
 
 // maxIndexPage is the most records a list answered from the field index
-// returns; a longer answer (a list without a limit over many records) is
-// the server's to give, or refused under a scan limit.
+// returns when each is read by _id through the server (about half a
+// millisecond each): a field index that cannot read documents itself, or
+// a projected list. A longer answer is the server's to give, or refused
+// under a scan limit.
 const maxIndexPage = 1000
+
+// MaxIndexList is the most records a list answered from the field index
+// returns when the index reads the documents itself, in bulk (the
+// embedded store, see [docFinder]): a list without a limit, or with a
+// larger one, that matches more is the server's to give, or refused
+// under a scan limit (page through it with limit and skip): the whole
+// list is held in memory while it is built and sent as JSON, and the
+// bound keeps that small.
+const MaxIndexList = 10000
+
+// docFinder is a FieldIndex that reads the documents of a page itself
+// (embeddedmongo.Lookup.FindDocs: one SQLite query per few hundred
+// documents instead of a server round trip for each). raw nil: the
+// document could not be read there; read it by id.
+type docFinder interface {
+	FindDocs(ctx context.Context, q embeddedmongo.Query, each func(id any, raw bson.Raw) error) error
+}
 
 // indexQuery translates filter, sort, skip and limit into a query the
 // field index answers exactly, or false: the filter is a conjunction of
@@ -118,9 +138,12 @@ func scalar(v any) bool {
 	return false
 }
 
-// findByIndex answers Find from the field index: the _ids of the page in
-// order, then each record read by _id (which the server answers from its
-// index). errNoPlan: the query is not the index's.
+// findByIndex answers Find from the field index: the page's documents
+// read by the index in bulk where it can (docFinder; a projection of
+// top-level fields applied here),
+// otherwise the _ids of the page in order, then each record read by _id
+// (which the server answers from its index). errNoPlan: the query is not
+// the index's, or it matches more records than such a list returns.
 func (c *Collection[T, P]) findByIndex(ctx context.Context, filter, sortDoc bson.D, skip, limit int64, proj bson.D) ([]P, error) {
 	fi := c.s.fieldIndex
 	if fi == nil {
@@ -130,21 +153,59 @@ func (c *Collection[T, P]) findByIndex(ctx context.Context, filter, sortDoc bson
 	if !ok {
 		return nil, errNoPlan
 	}
-	if q.Limit <= 0 || q.Limit > maxIndexPage {
+	df, bulk := fi.(docFinder)
+	project, simple := simpleProjection(proj)
+	bulk = bulk && simple
+	most := int64(maxIndexPage)
+	if bulk {
+		most = MaxIndexList
+	}
+	expect := q.Limit
+	if q.Limit <= 0 || q.Limit > most {
 		n, err := fi.Count(ctx, q)
 		if err != nil {
 			return nil, indexErr(err)
 		}
-		if n-q.Skip > maxIndexPage {
+		if n-q.Skip > most {
 			return nil, errNoPlan
 		}
-		q.Limit = maxIndexPage
+		q.Limit, expect = most, n-q.Skip
+	}
+	var out []P
+	if bulk {
+		out = make([]P, 0, max(0, min(expect, docsPrealloc)))
+		var failed error // the callback's own error, already worded
+		err := df.FindDocs(ctx, q, func(id any, raw bson.Raw) error {
+			if raw == nil {
+				r, ok, err := c.rawByID(ctx, id, nil)
+				if err != nil || !ok {
+					failed = err
+					return err
+				}
+				raw = r
+			}
+			rec, err := c.decode(project(raw), len(proj) == 0)
+			if err != nil {
+				failed = err
+				return err
+			}
+			out = append(out, rec)
+			return nil
+		})
+		if failed != nil {
+			return nil, failed
+		}
+		if err != nil {
+			return nil, indexErr(err)
+		}
+		indexAnswered.Add(1)
+		return out, nil
 	}
 	ids, err := fi.Find(ctx, q)
 	if err != nil {
 		return nil, indexErr(err)
 	}
-	out := make([]P, 0, len(ids))
+	out = make([]P, 0, len(ids))
 	for _, id := range ids {
 		raw, ok, err := c.rawByID(ctx, id, proj)
 		if err != nil {
@@ -162,6 +223,91 @@ func (c *Collection[T, P]) findByIndex(ctx context.Context, filter, sortDoc bson
 	indexAnswered.Add(1)
 	return out, nil
 }
+
+// simpleProjection returns, for a projection of top-level fields each
+// included (1) or each excluded (0), with _id included unless excluded,
+// the function that projects a document as the server does: its fields
+// kept in the document's order. false: another projection (dotted
+// paths, operators, other values, inclusion mixed with exclusion),
+// left to the server. No projection projects nothing.
+func simpleProjection(proj bson.D) (func(bson.Raw) bson.Raw, bool) {
+	if len(proj) == 0 {
+		return func(r bson.Raw) bson.Raw { return r }, true
+	}
+	fields := make(map[string]bool, len(proj))
+	include, exclude := false, false
+	for _, e := range proj {
+		v, ok := zeroOrOne(e.Value)
+		if !ok || e.Key == "" || strings.ContainsAny(e.Key, ".$") || fields[e.Key] {
+			return nil, false
+		}
+		fields[e.Key] = v == 1
+		if e.Key == "_id" {
+			continue
+		}
+		if v == 1 {
+			include = true
+		} else {
+			exclude = true
+		}
+	}
+	if include && exclude {
+		return nil, false
+	}
+	if !include && !exclude {
+		include = fields["_id"] // {_id: 1} keeps only _id, {_id: 0} all else
+	}
+	return func(r bson.Raw) bson.Raw {
+		elems, err := r.Elements()
+		if err != nil {
+			return r // decode reports it
+		}
+		out := make([]byte, 4, len(r))
+		for _, el := range elems {
+			keep, named := fields[el.Key()]
+			switch {
+			case el.Key() == "_id" && !named:
+				keep = true
+			case !include && !named:
+				keep = true
+			}
+			if keep {
+				out = append(out, el...)
+			}
+		}
+		out = append(out, 0)
+		binary.LittleEndian.PutUint32(out, uint32(len(out)))
+		return out
+	}, true
+}
+
+// zeroOrOne is a projection value 0 or 1 of any numeric type.
+func zeroOrOne(v any) (int, bool) {
+	var f float64
+	switch x := v.(type) {
+	case int:
+		f = float64(x)
+	case int32:
+		f = float64(x)
+	case int64:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		return 0, false
+	}
+	switch f {
+	case 0:
+		return 0, true
+	case 1:
+		return 1, true
+	}
+	return 0, false
+}
+
+// docsPrealloc caps the room made for a list's records before they are
+// read: a count may include records deleted before the read.
+const docsPrealloc = 1000
 
 // rawByID reads one record by _id (which the server answers from its
 // index), projected by proj if given; false: it is not there (deleted
@@ -233,13 +379,15 @@ type UnindexedError struct {
 	Collection string
 	Limit      int
 	Fast       []string // the indexed fields
+	MaxList    int      // the most records a list answered from them returns
 }
 
 func (e *UnindexedError) Error() string {
 	return fmt.Sprintf("this filter cannot be answered from an index and the %s collection holds more than %d records, "+
 		"more than a request may read; use only equality, $in, $ne, $nin, $gt, $gte, $lt and $lte on %s (joined by $and), "+
-		"sort only on those fields, and give a limit of at most %d, or add such a condition that selects at most %d records",
-		e.Collection, e.Limit, strings.Join(e.Fast, ", "), maxIndexPage, maxCandidates)
+		"sort only on those fields, and give a limit of at most %d (page through a longer list with skip), "+
+		"or add such a condition that selects at most %d records",
+		e.Collection, e.Limit, strings.Join(e.Fast, ", "), e.MaxList, maxCandidates)
 }
 
 // StatusCode makes it a 400 in the API.
@@ -263,5 +411,9 @@ func (c *Collection[T, P]) checkScan(ctx context.Context) error {
 	for _, f := range c.schema.indexed {
 		fast = append(fast, f.Name)
 	}
-	return &UnindexedError{Collection: c.schema.name, Limit: n, Fast: fast}
+	most := maxIndexPage
+	if _, ok := c.s.fieldIndex.(docFinder); ok {
+		most = MaxIndexList
+	}
+	return &UnindexedError{Collection: c.schema.name, Limit: n, Fast: fast, MaxList: most}
 }

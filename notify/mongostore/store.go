@@ -36,8 +36,11 @@
 // is the rowids of an index walked in sort order (a composite that also
 // holds the filter fields, so the walk and the skip read index entries,
 // not documents; or, when the count says few documents match, those few
-// sorted), then each of the page's documents read through FerretDB by
-// _id; the console's subscription groups are counts that SQLite
+// sorted), then the page's documents read from SQLite in bulk and
+// decoded from FerretDB's stored format into the bytes FerretDB would
+// send (embeddedmongo.Lookup.FindDocs; a document it cannot decode, or a
+// projection with dotted paths, is read through FerretDB by _id); such a
+// list returns every match up to [MaxIndexList] records; the console's subscription groups are counts that SQLite
 // triggers of ours keep exact as documents are written
 // (embeddedmongo.Lookup.KeepGroupCounts; a GROUP BY over a composite
 // index while the triggers are missing).
