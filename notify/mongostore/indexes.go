@@ -72,14 +72,21 @@ func (s *Store) EnsureIndexes(ctx context.Context) ([]IndexReport, error) {
 	var reports []IndexReport
 	var unsupported []string
 	for _, sch := range allSchemas {
-		if len(sch.indexes) == 0 {
+		specs := sch.indexes
+		if s.fieldIndex == nil {
+			// With a field index (the embedded store) the composites are
+			// SQLite indexes of ours; FerretDB on SQLite would never use
+			// them as its own, only keep them up to date.
+			specs = sch.serverIndexes()
+		}
+		if len(specs) == 0 {
 			continue
 		}
 		existing, err := s.listIndexes(ctx, sch.name)
 		if err != nil {
 			return reports, err
 		}
-		for _, spec := range sch.indexes {
+		for _, spec := range specs {
 			if spec.Text && s.ferretDB {
 				// FerretDB v1 has no text indexes: nothing to try or
 				// to say at every start.
@@ -239,6 +246,47 @@ func (s *Store) ensureIndex(ctx context.Context, coll string, spec indexSpec, ex
 		r.Action = IndexFailed
 	}
 	return r
+}
+
+// serverIndexes are the indexes EnsureIndexes makes on MongoDB and
+// FerretDB: the schema's list, then one per composite of the field index
+// (named by its fields, ascending) whose keys no index of the list starts
+// with. The embedded store's SQLite indexes and the server's are thus the
+// same shapes, chosen once for the console's reads: on MongoDB a count
+// with equality on any combination of the filter fields is a range of
+// one index, and a page sorted by date walks a date-first index whose
+// other keys answer the filter without reading documents
+// (TestServerIndexesServeTheConsoleReads checks this by MongoDB's rules
+// for using an index).
+func (sch *schema) serverIndexes() []indexSpec {
+	out := slices.Clone(sch.indexes)
+next:
+	for _, c := range sch.composites {
+		for _, ix := range out {
+			if !ix.Text && keysStartWith(ix.Keys, c) {
+				continue next
+			}
+		}
+		keys := make(bson.D, len(c))
+		for i, f := range c {
+			keys[i] = bson.E{Key: f, Value: 1}
+		}
+		out = append(out, indexSpec{Name: strings.Join(c, "_"), Keys: keys})
+	}
+	return out
+}
+
+// keysStartWith: the index keys begin with fields, in that order.
+func keysStartWith(keys bson.D, fields []string) bool {
+	if len(keys) < len(fields) {
+		return false
+	}
+	for i, f := range fields {
+		if keys[i].Key != f {
+			return false
+		}
+	}
+	return true
 }
 
 // keysEqual compares an existing index's keys with a spec. A text index is

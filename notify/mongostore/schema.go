@@ -43,8 +43,8 @@ type schema struct {
 	// indexed are the fields the field index answers lists, counts and
 	// sorts on (see indexquery.go), and composites its indexes on several
 	// of them, for counts and groups on those fields that read an index
-	// alone. On MongoDB and FerretDB on PostgreSQL, indexes lists the
-	// server's indexes for the same reads.
+	// alone. On MongoDB and FerretDB on PostgreSQL the composites are
+	// made as server indexes too (serverIndexes).
 	indexed    []embeddedmongo.Field
 	single     []string
 	composites [][]string
@@ -93,11 +93,10 @@ var (
 			textIndex,
 			{Name: "serviceName_state_channel", Keys: bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
 			{Name: "created", Keys: bson.D{{Key: "created", Value: 1}}},
-			// Ours: the console's sorts and filters (README, Indexes).
-			{Name: "updated", Keys: bson.D{{Key: "updated", Value: 1}}},
+			// Ours: the lookups by address and user; the console's sorts
+			// and filters are the composites (serverIndexes).
 			{Name: "userChannelId", Keys: bson.D{{Key: "userChannelId", Value: 1}}},
 			{Name: "userId", Keys: bson.D{{Key: "userId", Value: 1}}},
-			{Name: "state_channel", Keys: bson.D{{Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
 		},
 		indexed: append(str("serviceName", "channel", "state", "userChannelId", "userId"), date("created", "updated")...),
 		single:  []string{"userChannelId", "userId"},
@@ -113,16 +112,14 @@ var (
 		dates: dates("validTill", "invalidBefore"),
 		indexes: []indexSpec{
 			textIndex,
-			// Ours: the console's sorts and filters.
-			{Name: "created", Keys: bson.D{{Key: "created", Value: 1}}},
-			{Name: "updated", Keys: bson.D{{Key: "updated", Value: 1}}},
-			{Name: "serviceName_state_channel", Keys: bson.D{{Key: "serviceName", Value: 1}, {Key: "state", Value: 1}, {Key: "channel", Value: 1}}},
+			// Ours: the console's sorts and filters are the composites
+			// (serverIndexes).
 		},
 		indexed: append(append(str("serviceName", "channel", "state", "userChannelId"), date("created", "updated")...),
 			embeddedmongo.Field{Name: "isBroadcast", Kind: embeddedmongo.KindBool}),
 		single: []string{"userChannelId"},
 		composites: [][]string{{"created", "serviceName", "channel", "state", "isBroadcast"}, {"updated", "serviceName", "channel", "state", "isBroadcast"},
-			{"serviceName", "channel", "state"}},
+			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"}},
 		textFields: []string{"serviceName", "channel", "state", "userChannelId", "userId",
 			"message.from", "message.subject", "message.textBody", "message.htmlBody", "message.title", "message.body"},
 	}
@@ -185,14 +182,13 @@ var (
 		indexes: []indexSpec{
 			{Name: "state_channel_userChannelId", Keys: bson.D{{Key: "state", Value: 1}, {Key: "channel", Value: 1}, {Key: "userChannelId", Value: 1}}},
 			textIndex,
-			// Ours: the console's sorts and its filter by address.
-			{Name: "updated", Keys: bson.D{{Key: "updated", Value: 1}}},
-			{Name: "created", Keys: bson.D{{Key: "created", Value: 1}}},
+			// Ours: the filter by address; the console's sorts are the
+			// composites (serverIndexes).
 			{Name: "userChannelId", Keys: bson.D{{Key: "userChannelId", Value: 1}}},
 		},
 		indexed:    append(str("state", "channel", "userChannelId"), date("created", "updated")...),
 		single:     []string{"userChannelId"},
-		composites: [][]string{{"updated", "state", "channel"}, {"created", "state", "channel"}, {"state", "channel"}},
+		composites: [][]string{{"updated", "state", "channel"}, {"created", "state", "channel"}, {"state", "channel"}, {"channel", "state"}},
 	}
 	rssSchema = &schema{
 		name:  notify.CollRss,

@@ -320,6 +320,7 @@ func TestEnsureIndexes(t *testing.T) {
 			{"the administrator email key index is created", "administrator", "unique_emailLowercase", mongostore.IndexCreated},
 			{"UserCredential userId is unique", "UserCredential", "unique_userId", mongostore.IndexCreated},
 			{"bounce lookups are indexed", "bounce", "state_channel_userChannelId", mongostore.IndexCreated},
+			{"the console's composites are server indexes too", "subscription", "created_serviceName_channel_state", mongostore.IndexCreated},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
