@@ -1,6 +1,7 @@
 package embeddedmongo
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -26,12 +27,23 @@ const (
 	KindString Kind = "string"
 	KindDate   Kind = "date"
 	KindBool   Kind = "bool"
+	// KindStrings is a string or an array of strings (FerretDB refuses
+	// nested arrays), such as a list of user ids. Only equality ($in:
+	// one of Values is the string or an element) and its negation ($ne,
+	// $nin: none is), or null, are answered; it is never a sort key.
+	KindStrings Kind = "strings"
 )
 
 // Field is a top-level field [Lookup.Find] may filter and sort on.
 type Field struct {
 	Name string
 	Kind Kind
+	// Unindexed: no index of ours holds the field. A query naming it is
+	// answered only when SQLite finds the documents through another
+	// condition's index (EXPLAIN QUERY PLAN reads no whole table), so
+	// that a condition on it alone is left to FerretDB and the scan
+	// limit, never a read of every document here.
+	Unindexed bool
 }
 
 // Operators of a [Cond].
@@ -45,7 +57,8 @@ const (
 )
 
 // Cond is one condition of a [Query]: Field Op Values, with values of the
-// field's kind (string, bool, time.Time or bson.DateTime).
+// field's kind (string, bool, time.Time or bson.DateTime; string for
+// KindStrings).
 type Cond struct {
 	Field  string
 	Op     string
@@ -59,16 +72,21 @@ type Order struct {
 }
 
 // Query is a query [Lookup.Find] and [Lookup.Count] answer in SQLite from
-// the indexes [Lookup.IndexFields] made: the conjunction of Conds, sorted
-// by Order and then by the collection's natural order (so that pages of
-// one sort never overlap), Skip and Limit applied.
+// the indexes [Lookup.IndexFields] made: the conjunction of Conds and of
+// Any's disjunctions, sorted by Order and then by the collection's
+// natural order (so that pages of one sort never overlap), Skip and Limit
+// applied.
 type Query struct {
 	Coll   string
-	Fields []Field // the kinds of the fields Conds and Order name
+	Fields []Field // the kinds of the fields Conds, Any and Order name
 	Conds  []Cond
-	Order  []Order
-	Skip   int64
-	Limit  int64 // 0: none
+	// Any holds disjunctions (MongoDB's $or): each group matches a
+	// document when one of its conjunctions does (an empty conjunction
+	// always, an empty group never).
+	Any   [][][]Cond
+	Order []Order
+	Skip  int64
+	Limit int64 // 0: none
 	// Composites are the composite indexes IndexFields made for Coll.
 	Composites [][]string
 }
@@ -91,7 +109,7 @@ next:
 		if c[0] != q.Order[0].Field {
 			continue
 		}
-		for _, cond := range q.Conds {
+		for _, cond := range q.allConds() {
 			if !slices.Contains(c, cond.Field) {
 				continue next
 			}
@@ -101,18 +119,49 @@ next:
 	return ""
 }
 
+// allConds are q's conditions, those of its disjunctions included.
+func (q Query) allConds() []Cond {
+	out := slices.Clone(q.Conds)
+	for _, g := range q.Any {
+		for _, conj := range g {
+			out = append(out, conj...)
+		}
+	}
+	return out
+}
+
+// planChecked reports whether SQLite's plan for q must be checked before
+// it is run: q names an unindexed field, or has a disjunction, which
+// SQLite answers from indexes only when every branch has one.
+func (q Query) planChecked() bool {
+	if len(q.Any) > 0 {
+		return true
+	}
+	for _, c := range q.Conds {
+		if f, ok := q.field(c.Field); ok && f.Unindexed {
+			return true
+		}
+	}
+	return false
+}
+
 // ErrUnanswerable: the query names a field without our indexes, or a
 // field holding a value of another kind than declared; the caller must
 // ask FerretDB.
 var ErrUnanswerable = errors.New("embeddedmongo: query not answerable from indexes")
 
 func (q Query) kind(f string) (Kind, bool) {
+	x, ok := q.field(f)
+	return x.Kind, ok
+}
+
+func (q Query) field(f string) (Field, bool) {
 	for _, x := range q.Fields {
 		if x.Name == f {
-			return x.Kind, true
+			return x, true
 		}
 	}
-	return "", false
+	return Field{}, false
 }
 
 // schemaTypeExpr is the type FerretDB records for a field in the
@@ -128,6 +177,19 @@ func schemaTypeExpr(field string) string {
 func oddExpr(fields []Field) string {
 	var parts []string
 	for _, f := range fields {
+		if f.Kind == KindStrings {
+			// An array is odd when an element is not a string (MongoDB
+			// compares an ObjectId or null element, which json_each
+			// would give as text or NULL, by its own type): its
+			// schema's items ("i"), each {"t":"string"} for a string,
+			// leave more than brackets and commas once those are
+			// taken out.
+			t := schemaTypeExpr(f.Name)
+			items := `_ferretdb_sjson->'$."$s".p.` + f.Name + `.i'`
+			parts = append(parts, fmt.Sprintf(`coalesce(%s, 'null') NOT IN ('string', 'array', 'null')`, t),
+				fmt.Sprintf(`(%s = 'array' AND trim(replace(%s, '{"t":"string"}', ''), '[],') != '')`, t, items))
+			continue
+		}
 		parts = append(parts, fmt.Sprintf(`coalesce(%s, 'null') NOT IN ('%s', 'null')`, schemaTypeExpr(f.Name), f.Kind))
 	}
 	return "(" + strings.Join(parts, " OR ") + ")"
@@ -211,11 +273,11 @@ func openWrite(l *Lookup) (*sql.DB, error) {
 	return db, nil
 }
 
-// where builds the SQL condition and arguments of q's Conds, after
-// checking that every field named has its indexes and only values of
-// its kind.
+// where builds the SQL condition and arguments of q's Conds and Any,
+// after checking that every field named has its indexes and only values
+// of its kind.
 func (l *Lookup) where(ctx context.Context, db *sql.DB, table string, q Query) (string, []any, error) {
-	for _, c := range q.Conds {
+	for _, c := range q.allConds() {
 		if _, ok := q.kind(c.Field); !ok || !validField(c.Field) {
 			return "", nil, ErrUnanswerable
 		}
@@ -238,66 +300,145 @@ func (l *Lookup) where(ctx context.Context, db *sql.DB, table string, q Query) (
 		return "", nil, fmt.Errorf("embeddedmongo: query: %w", err)
 	}
 	for _, o := range q.Order {
-		if _, ok := q.kind(o.Field); !ok || !validField(o.Field) {
+		if k, ok := q.kind(o.Field); !ok || k == KindStrings || !validField(o.Field) {
 			return "", nil, ErrUnanswerable
 		}
 	}
-	var parts []string
-	var args []any
+	var w sqlWhere
 	for _, c := range q.Conds {
-		k, _ := q.kind(c.Field)
-		v := valueExpr(c.Field, false)
-		vals := make([]any, len(c.Values))
-		for i, x := range c.Values {
-			y, ok := sqlValue(k, x)
-			if !ok {
-				return "", nil, ErrUnanswerable
-			}
-			vals[i] = y
+		p, err := w.cond(q, c)
+		if err != nil {
+			return "", nil, err
 		}
-		switch c.Op {
-		case OpEq, OpNe:
-			if len(vals) == 1 && vals[0] == nil {
-				if c.Op == OpEq {
-					parts = append(parts, v+" IS NULL")
-				} else {
-					parts = append(parts, v+" IS NOT NULL")
-				}
-				continue
-			}
-			if len(vals) == 0 {
-				if c.Op == OpEq {
-					parts = append(parts, "0")
-				}
-				continue
-			}
-			for _, x := range vals {
-				if x == nil {
-					return "", nil, ErrUnanswerable
-				}
-			}
-			in := v + " IN (" + strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",") + ")"
-			if c.Op == OpEq {
-				parts = append(parts, in)
-			} else {
-				parts = append(parts, "("+v+" IS NULL OR NOT "+in+")")
-			}
-			args = append(args, vals...)
-		case OpGt, OpGte, OpLt, OpLte:
-			if len(vals) != 1 || vals[0] == nil {
-				return "", nil, ErrUnanswerable
-			}
-			op := map[string]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}[c.Op]
-			parts = append(parts, v+" "+op+" ?")
-			args = append(args, vals[0])
-		default:
-			return "", nil, ErrUnanswerable
+		if p != "" {
+			w.parts = append(w.parts, p)
 		}
 	}
-	if len(parts) == 0 {
+	for _, g := range q.Any {
+		var alts []string
+		for _, conj := range g {
+			var ps []string
+			for _, c := range conj {
+				p, err := w.cond(q, c)
+				if err != nil {
+					return "", nil, err
+				}
+				if p != "" {
+					ps = append(ps, p)
+				}
+			}
+			if len(ps) == 0 {
+				ps = []string{"1"}
+			}
+			alts = append(alts, "("+strings.Join(ps, " AND ")+")")
+		}
+		if len(alts) == 0 {
+			alts = []string{"0"}
+		}
+		w.parts = append(w.parts, "("+strings.Join(alts, " OR ")+")")
+	}
+	if len(w.parts) == 0 {
 		return "", nil, nil
 	}
-	return " WHERE " + strings.Join(parts, " AND "), args, nil
+	return " WHERE " + strings.Join(w.parts, " AND "), w.args, nil
+}
+
+// sqlWhere collects a WHERE clause's arguments in the order of its text.
+type sqlWhere struct {
+	parts []string
+	args  []any
+}
+
+// cond is c in SQL ("" for a condition every document meets), its
+// arguments added to w.args.
+func (w *sqlWhere) cond(q Query, c Cond) (string, error) {
+	k, _ := q.kind(c.Field)
+	v := valueExpr(c.Field, false)
+	vals := make([]any, len(c.Values))
+	for i, x := range c.Values {
+		sk := k
+		if k == KindStrings {
+			sk = KindString
+		}
+		y, ok := sqlValue(sk, x)
+		if !ok {
+			return "", ErrUnanswerable
+		}
+		vals[i] = y
+	}
+	switch c.Op {
+	case OpEq, OpNe:
+		if len(vals) == 1 && vals[0] == nil {
+			// An array (of strings: see oddExpr) is never NULL here.
+			if c.Op == OpEq {
+				return v + " IS NULL", nil
+			}
+			return v + " IS NOT NULL", nil
+		}
+		if len(vals) == 0 {
+			if c.Op == OpEq {
+				return "0", nil
+			}
+			return "", nil
+		}
+		for _, x := range vals {
+			if x == nil {
+				return "", ErrUnanswerable
+			}
+		}
+		marks := strings.TrimSuffix(strings.Repeat("?,", len(vals)), ",")
+		w.args = append(w.args, vals...)
+		if k == KindStrings {
+			// json_each gives a string as itself and an array's
+			// elements (strings, as oddExpr makes sure) one per row;
+			// a missing field gives none, null a NULL.
+			has := fmt.Sprintf(`EXISTS (SELECT 1 FROM json_each(_ferretdb_sjson, '$.%s') WHERE value IN (%s))`, c.Field, marks)
+			if c.Op == OpEq {
+				return has, nil
+			}
+			return "NOT " + has, nil
+		}
+		in := v + " IN (" + marks + ")"
+		if c.Op == OpEq {
+			return in, nil
+		}
+		return "(" + v + " IS NULL OR NOT " + in + ")", nil
+	case OpGt, OpGte, OpLt, OpLte:
+		if k == KindStrings || len(vals) != 1 || vals[0] == nil {
+			return "", ErrUnanswerable
+		}
+		op := map[string]string{OpGt: ">", OpGte: ">=", OpLt: "<", OpLte: "<="}[c.Op]
+		w.args = append(w.args, vals[0])
+		return v + " " + op + " ?", nil
+	}
+	return "", ErrUnanswerable
+}
+
+// readsTable reports whether SQLite's plan for sqlq reads every row of
+// table (rather than an index, or rows an index found).
+func readsTable(ctx context.Context, db *sql.DB, table, sqlq string, args ...any) (bool, error) {
+	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+sqlq, args...)
+	if err != nil {
+		return false, fmt.Errorf("embeddedmongo: plan: %w", err)
+	}
+	defer rows.Close()
+	scan := false
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return false, fmt.Errorf("embeddedmongo: plan: %w", err)
+		}
+		for _, p := range []string{"SCAN " + table, "SCAN TABLE " + table} {
+			if detail == p || strings.HasPrefix(detail, p+" ") && !strings.Contains(detail, "INDEX") {
+				scan = true
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return false, fmt.Errorf("embeddedmongo: plan: %w", err)
+	}
+	return scan, nil
 }
 
 // sqlValue is x as FerretDB stores a value of kind k, read by ->>; false
@@ -520,11 +661,14 @@ func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) 
 	// million documents reads a hundred thousand of them. So the
 	// matches are counted first (from an index): few are sorted,
 	// many are found by walking a composite index in sort order.
-	hint, sortFew := "", false
-	if len(q.Order) > 0 && len(q.Conds) > 0 {
-		var n int64
-		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q%s`, t, w), args...).Scan(&n); err != nil {
-			return nil, fmt.Errorf("embeddedmongo: count: %w", err)
+	// A query whose plan is checked is counted too, in natural order
+	// as well: SQLite would otherwise walk the table in rowid order
+	// rather than find and sort the few matches.
+	hint, sortFew, checked := "", false, q.planChecked()
+	if (len(q.Order) > 0 || checked) && w != "" {
+		n, err := countWhere(ctx, db, t, w, args, checked)
+		if err != nil {
+			return nil, err
 		}
 		if n <= smallSet {
 			sortFew = true
@@ -553,7 +697,11 @@ func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) 
 			order = append(order, valueExpr(f, false)+dirOf(desc))
 		}
 	}
-	order = append(order, "rowid"+dirOf(desc))
+	if sortFew {
+		order = append(order, "+rowid"+dirOf(desc))
+	} else {
+		order = append(order, "rowid"+dirOf(desc))
+	}
 	// Only rowids first: the sort and the skip read index entries, not
 	// documents; then the page's documents.
 	limit := q.Limit
@@ -561,10 +709,16 @@ func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) 
 		limit = -1 // SQLite: no limit
 	}
 	sqlq := fmt.Sprintf(`SELECT rowid FROM %q%s%s ORDER BY %s LIMIT ? OFFSET ?`, t, hint, w, strings.Join(order, ", "))
-	return rowidsOf(ctx, db, sqlq, append(args, limit, q.Skip)...)
+	args = append(args, limit, q.Skip)
+	if checked && !sortFew {
+		if scan, err := readsTable(ctx, db, t, sqlq, args...); err != nil || scan {
+			return nil, cmp.Or(err, ErrUnanswerable)
+		}
+	}
+	return rowidsOf(ctx, db, sqlq, args...)
 }
 
-// Count counts the documents q.Conds select. ErrUnanswerable: ask
+// Count counts the documents q selects. ErrUnanswerable: ask
 // FerretDB.
 func (l *Lookup) Count(ctx context.Context, q Query) (int64, error) {
 	q.Order = nil
@@ -574,12 +728,26 @@ func (l *Lookup) Count(ctx context.Context, q Query) (int64, error) {
 		if err != nil {
 			return err
 		}
-		if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q%s`, t, w), args...).Scan(&n); err != nil {
-			return fmt.Errorf("embeddedmongo: count: %w", err)
-		}
-		return nil
+		n, err = countWhere(ctx, db, t, w, args, q.planChecked())
+		return err
 	})
 	return n, err
+}
+
+// countWhere counts the documents of table that where w selects; with
+// checked, ErrUnanswerable when SQLite would read every row to count.
+func countWhere(ctx context.Context, db *sql.DB, table, w string, args []any, checked bool) (int64, error) {
+	sqlq := fmt.Sprintf(`SELECT count(*) FROM %q%s`, table, w)
+	if checked {
+		if scan, err := readsTable(ctx, db, table, sqlq, args...); err != nil || scan {
+			return 0, cmp.Or(err, ErrUnanswerable)
+		}
+	}
+	var n int64
+	if err := db.QueryRowContext(ctx, sqlq, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("embeddedmongo: count: %w", err)
+	}
+	return n, nil
 }
 
 // AtLeast reports whether collection coll holds at least n documents,

@@ -19,11 +19,12 @@ import (
 
 // BenchmarkScaleReads measures the reads the console and the API make all
 // day — lists with each order the console offers, deep pages, the filters
-// the console builds, counts with and without where, and the console's
-// stats — against an embedded (file-backed) store seeded straight into
+// the console builds, counts with and without where, the console's stats
+// and a signed-in user's own notification list and count — against an embedded (file-backed) store seeded straight into
 // the store with 100k and 1M subscriptions and what a year of daily
-// broadcasts to them leaves: 365 notifications and bounce records for 2%
-// of the addresses (issue P17). Each read reports its time and
+// broadcasts to them leaves: 365 notifications (weekly ones in-app, some
+// addressed to the user) and bounce records for 2% of the addresses
+// (issue P17). Each read reports its time and
 // MB-peak-rss, how far the process's peak resident memory rose above its
 // resident memory before the read (the peak is reset before each; Linux
 // only). GOVKIT_BENCH_SCALES chooses the sizes (default 100000,1000000).
@@ -45,6 +46,9 @@ func BenchmarkScaleReads(b *testing.B) {
 		b.Run(scaleName(n), func(b *testing.B) { benchScaleReads(b, n) })
 	}
 }
+
+// readsUser is the signed-in user whose own notification list is read.
+const readsUser = "bob"
 
 // readsEpoch is when the seeded year starts.
 var readsEpoch = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -87,11 +91,23 @@ func seedReads(b *testing.B, e *apitest.Env, n int) {
 	var notes []*notify.Notification
 	for d := range 365 {
 		at := readsEpoch.Add(time.Duration(d) * 24 * time.Hour)
-		notes = append(notes, &notify.Notification{
+		nt := &notify.Notification{
 			Meta:        notify.Meta{Created: at, Updated: at.Add(time.Hour)},
 			ServiceName: fmt.Sprintf("svc%d", d%10), Channel: notify.ChannelEmail, IsBroadcast: true, State: notify.StateSent,
 			Message: notify.Fields{{Key: "subject", Value: fmt.Sprint("news of day ", d)}, {Key: "textBody", Value: "hello {subscription_id}"}},
-		})
+		}
+		// What readsUser's list shows: a weekly in-app broadcast (some
+		// deleted by them) and, every fifth day, one addressed to them.
+		switch {
+		case d%7 == 3:
+			nt.Channel, nt.State = notify.ChannelInApp, notify.StateNew
+			if d%3 == 0 {
+				nt.DeletedBy = []string{readsUser}
+			}
+		case d%5 == 1:
+			nt.Channel, nt.State, nt.IsBroadcast, nt.UserID = notify.ChannelInApp, notify.StateNew, false, readsUser
+		}
+		notes = append(notes, nt)
 	}
 	if err := e.Store.Notifications().InsertMany(ctx, notes); err != nil {
 		b.Fatal(err)
@@ -161,19 +177,24 @@ func benchScaleReads(b *testing.B, n int) {
 		{"notes-newest", "/api/notifications" + page("created DESC", 0)},
 		{"notes-count", "/api/notifications/count"},
 		{"notes-where-service", "/api/notifications" + filter(`{"where":{"serviceName":"svc3","isBroadcast":true},"order":[["created","desc"]],"limit":25}`)},
+		{"notes-user", "/api/notifications" + filter(`{"order":[["created","desc"]],"limit":25}`)},
+		{"notes-user-count", "/api/notifications/count"},
 		{"bounces-updated", "/api/bounces" + page("updated DESC", 0)},
 		{"bounces-count", "/api/bounces/count"},
 		{"bounces-where-state", "/api/bounces" + filter(`{"where":{"state":"active"},"order":[["updated","desc"]],"limit":25}`)},
 		{"bounces-where-address", "/api/bounces" + filter(fmt.Sprintf(`{"where":{"userChannelId":%q},"order":[["updated","desc"]],"limit":25}`, scaleSub(50).UserChannelID))},
 		{"stats", "/api/console/stats"},
 	}
+	// The user's own list and count, as readsUser; the rest as the super
+	// administrator.
+	asUser := map[string][]string{"notes-user": apitest.SMUser(readsUser), "notes-user-count": apitest.SMUser(readsUser)}
 	for _, rd := range reads {
 		b.Run(rd.name, func(b *testing.B) {
 			runtime.GC()
 			base := rssKB("VmRSS")
 			resetPeakRSS()
 			for b.Loop() {
-				e.Do(b, "GET", rd.path, nil).Expect(b, http.StatusOK)
+				e.Do(b, "GET", rd.path, nil, asUser[rd.name]...).Expect(b, http.StatusOK)
 			}
 			b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
 		})

@@ -258,3 +258,147 @@ func subField(s *notify.Subscription, f string) string {
 	}
 	panic(f)
 }
+
+// TestUserNotificationsOverTheScanLimit: on an embedded store holding
+// more notifications than the API reads whole, a signed-in user's own
+// list and count — in-app broadcasts and notifications addressed to them,
+// valid now, not deleted — answer from indexes (a scan would be refused)
+// as a naive evaluation of the rule over the seeded records does, with
+// the user's where, order, skip and limit.
+func TestUserNotificationsOverTheScanLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("seeds 10,500 notifications")
+	}
+	e := apitest.Start(t, apitest.Options{})
+	ctx := context.Background()
+	const me = "bob"
+	n := mongostore.DefaultScanLimit + 500
+	now := time.Now()
+	past, future := now.Add(-30*24*time.Hour), now.Add(30*24*time.Hour)
+	all := make([]*notify.Notification, 0, n)
+	for i := range n {
+		at := readsEpoch.Add(time.Duration(i) * time.Minute)
+		nt := &notify.Notification{Meta: notify.Meta{Created: at, Updated: at}, ServiceName: fmt.Sprintf("svc%d", i%4),
+			Channel: notify.ChannelEmail, UserChannelID: fmt.Sprintf("p%d@example.org", i), State: notify.StateSent}
+		// One in 40 is the user's, or an in-app broadcast, in every shape
+		// the rule tells apart.
+		if i%40 == 0 {
+			k := i / 40
+			nt.Channel, nt.State, nt.UserChannelID = notify.ChannelInApp, notify.StateNew, ""
+			switch k % 4 {
+			case 0:
+				nt.IsBroadcast = true
+			case 1:
+				nt.UserChannelID = me
+			case 2:
+				nt.UserID = me
+			case 3:
+				nt.UserID = "alice"
+			}
+			switch k % 7 {
+			case 1:
+				nt.ValidTill = past
+			case 2:
+				nt.ValidTill = future
+			case 3:
+				nt.InvalidBefore = future
+			case 4:
+				nt.InvalidBefore = past
+			}
+			switch k % 5 {
+			case 1:
+				nt.DeletedBy = []string{"alice", me}
+			case 2:
+				nt.DeletedBy = []string{"alice"}
+			case 3:
+				nt.State = notify.StateDeleted
+			}
+			if k%11 == 0 {
+				nt.Channel = notify.ChannelEmail
+			}
+		}
+		all = append(all, nt)
+	}
+	for i := 0; i < n; i += 1000 {
+		if err := e.Store.Notifications().InsertMany(ctx, all[i:min(i+1000, n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := e.Store.EnsureFieldIndexes(ctx); err != nil {
+		t.Fatal(err)
+	}
+	visible := func(nt *notify.Notification) bool {
+		return nt.Channel == notify.ChannelInApp &&
+			(nt.IsBroadcast || nt.UserChannelID == me || nt.UserID == me) &&
+			(nt.ValidTill.IsZero() || !nt.ValidTill.Before(now)) &&
+			(nt.InvalidBefore.IsZero() || !nt.InvalidBefore.After(now)) &&
+			(!nt.IsBroadcast || !slices.Contains(nt.DeletedBy, me)) &&
+			nt.State != notify.StateDeleted
+	}
+	for _, tc := range []struct {
+		where   string
+		matches func(*notify.Notification) bool
+	}{
+		{`{}`, func(*notify.Notification) bool { return true }},
+		{`{"serviceName":"svc0"}`, func(nt *notify.Notification) bool { return nt.ServiceName == "svc0" }},
+		{`{"isBroadcast":false}`, func(nt *notify.Notification) bool { return !nt.IsBroadcast }},
+	} {
+		var want []*notify.Notification
+		for _, nt := range all {
+			if visible(nt) && tc.matches(nt) {
+				want = append(want, nt)
+			}
+		}
+		if len(want) < 10 {
+			t.Fatalf("where %s: only %d records to show", tc.where, len(want))
+		}
+		var got struct{ Count int }
+		e.Do(t, "GET", "/api/notifications/count?where="+url.QueryEscape(tc.where), nil, apitest.SMUser(me)...).Expect(t, http.StatusOK).JSON(t, &got)
+		if got.Count != len(want) {
+			t.Errorf("count of %s: %d, want %d", tc.where, got.Count, len(want))
+		}
+		for _, desc := range []bool{true, false} {
+			sorted := slices.Clone(want)
+			dir := "asc"
+			if desc {
+				slices.Reverse(sorted)
+				dir = "desc"
+			}
+			for _, skip := range []int{0, 5, len(sorted) - 3} {
+				f := fmt.Sprintf(`{"where":%s,"order":[["created",%q]],"skip":%d,"limit":10}`, tc.where, dir, skip)
+				var page []map[string]any
+				e.Do(t, "GET", "/api/notifications?filter="+url.QueryEscape(f), nil, apitest.SMUser(me)...).Expect(t, http.StatusOK).JSON(t, &page)
+				exp := sorted[min(skip, len(sorted)):min(skip+10, len(sorted))]
+				var gotIDs, wantIDs []string
+				for _, g := range page {
+					gotIDs = append(gotIDs, fmt.Sprint(g["id"]))
+				}
+				for _, x := range exp {
+					wantIDs = append(wantIDs, x.ID.Hex())
+				}
+				if !slices.Equal(gotIDs, wantIDs) {
+					t.Errorf("%s:\n got %v\nwant %v", f, gotIDs, wantIDs)
+				}
+			}
+		}
+	}
+	// Without order or limit: every record of the list, in natural order.
+	var page []map[string]any
+	e.Do(t, "GET", "/api/notifications", nil, apitest.SMUser(me)...).Expect(t, http.StatusOK).JSON(t, &page)
+	var wantN int
+	for _, nt := range all {
+		if visible(nt) {
+			wantN++
+		}
+	}
+	if len(page) != wantN {
+		t.Errorf("the whole list: %d records, want %d", len(page), wantN)
+	}
+	// A user's where on a field no index holds is refused like an
+	// administrator's.
+	var body struct{ Message string }
+	e.Do(t, "GET", "/api/notifications/count?where="+url.QueryEscape(`{"message.subject":"x"}`), nil, apitest.SMUser(me)...).Expect(t, http.StatusBadRequest).JSON(t, &body)
+	if !strings.Contains(body.Message, "cannot be answered from an index") {
+		t.Errorf("message %q does not say why", body.Message)
+	}
+}

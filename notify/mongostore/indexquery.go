@@ -43,8 +43,10 @@ type docFinder interface {
 // indexQuery translates filter, sort, skip and limit into a query the
 // field index answers exactly, or false: the filter is a conjunction of
 // conditions on the schema's indexed fields (equality to a value, $eq,
-// $ne, $in, $nin, $gt, $gte, $lt, $lte, inside $and too) and every sort
-// key is an indexed field.
+// $ne, $in, $nin, $gt, $gte, $lt, $lte, inside $and too) and of $ors of
+// such conjunctions, and every sort key is an indexed field. (The field
+// index may still refuse it: a field of the wrong kind, a plan that
+// would read the whole table.)
 func (c *Collection[T, P]) indexQuery(filter, sortDoc bson.D, skip, limit int64) (embeddedmongo.Query, bool) {
 	q := embeddedmongo.Query{Coll: c.schema.name, Fields: c.schema.indexed, Skip: skip, Limit: limit, Composites: c.schema.composites}
 	if len(c.schema.indexed) == 0 {
@@ -72,18 +74,45 @@ func (c *Collection[T, P]) isIndexed(f string) bool {
 	return false
 }
 
+// conds adds filter's conditions to q: to q.Conds, and each $or (at the
+// top level or inside $and) to q.Any, its branches conjunctions of
+// conditions (an $or inside an $or is not answered).
 func (c *Collection[T, P]) conds(filter bson.D, q *embeddedmongo.Query) bool {
+	return c.conj(filter, &q.Conds, &q.Any)
+}
+
+// conj adds filter's conditions to out and its disjunctions to ors (nil:
+// none allowed).
+func (c *Collection[T, P]) conj(filter bson.D, out *[]embeddedmongo.Cond, ors *[][][]embeddedmongo.Cond) bool {
 	for _, e := range filter {
-		if e.Key == "$and" {
+		if e.Key == "$and" || e.Key == "$or" {
 			arr, ok := e.Value.(bson.A)
 			if !ok || len(arr) == 0 {
+				return false // the server's error to give
+			}
+			if e.Key == "$or" && ors == nil {
 				return false
 			}
+			var group [][]embeddedmongo.Cond
 			for _, sub := range arr {
 				d, ok := sub.(bson.D)
-				if !ok || !c.conds(d, q) {
+				if !ok {
 					return false
 				}
+				if e.Key == "$and" {
+					if !c.conj(d, out, ors) {
+						return false
+					}
+					continue
+				}
+				branch := []embeddedmongo.Cond{}
+				if !c.conj(d, &branch, nil) {
+					return false
+				}
+				group = append(group, branch)
+			}
+			if e.Key == "$or" {
+				*ors = append(*ors, group)
 			}
 			continue
 		}
@@ -95,7 +124,7 @@ func (c *Collection[T, P]) conds(filter bson.D, q *embeddedmongo.Query) bool {
 			if !scalar(e.Value) {
 				return false
 			}
-			q.Conds = append(q.Conds, embeddedmongo.Cond{Field: e.Key, Op: embeddedmongo.OpEq, Values: []any{e.Value}})
+			*out = append(*out, embeddedmongo.Cond{Field: e.Key, Op: embeddedmongo.OpEq, Values: []any{e.Value}})
 			continue
 		}
 		for _, o := range ops {
@@ -123,7 +152,7 @@ func (c *Collection[T, P]) conds(filter bson.D, q *embeddedmongo.Query) bool {
 			default:
 				return false
 			}
-			q.Conds = append(q.Conds, cond)
+			*out = append(*out, cond)
 		}
 	}
 	return true
@@ -384,7 +413,7 @@ type UnindexedError struct {
 
 func (e *UnindexedError) Error() string {
 	return fmt.Sprintf("this filter cannot be answered from an index and the %s collection holds more than %d records, "+
-		"more than a request may read; use only equality, $in, $ne, $nin, $gt, $gte, $lt and $lte on %s (joined by $and), "+
+		"more than a request may read; use only equality, $in, $ne, $nin, $gt, $gte, $lt and $lte on %s (joined by $and or $or), "+
 		"sort only on those fields, and give a limit of at most %d (page through a longer list with skip), "+
 		"or add such a condition that selects at most %d records",
 		e.Collection, e.Limit, strings.Join(e.Fast, ", "), e.MaxList, maxCandidates)
@@ -409,7 +438,9 @@ func (c *Collection[T, P]) checkScan(ctx context.Context) error {
 	}
 	fast := make([]string, 0, len(c.schema.indexed))
 	for _, f := range c.schema.indexed {
-		fast = append(fast, f.Name)
+		if !f.Unindexed { // fast only beside an indexed condition
+			fast = append(fast, f.Name)
+		}
 	}
 	most := maxIndexPage
 	if _, ok := c.s.fieldIndex.(docFinder); ok {

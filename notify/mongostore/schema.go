@@ -112,14 +112,25 @@ var (
 		dates: dates("validTill", "invalidBefore"),
 		indexes: []indexSpec{
 			textIndex,
-			// Ours: the console's sorts and filters are the composites
-			// (serverIndexes).
+			// Ours: a user's own list (addressed to them by address or
+			// user id); the console's sorts and filters are the
+			// composites (serverIndexes).
+			{Name: "userChannelId", Keys: bson.D{{Key: "userChannelId", Value: 1}}},
+			{Name: "userId", Keys: bson.D{{Key: "userId", Value: 1}}},
 		},
-		indexed: append(append(str("serviceName", "channel", "state", "userChannelId"), date("created", "updated")...),
-			embeddedmongo.Field{Name: "isBroadcast", Kind: embeddedmongo.KindBool}),
-		single: []string{"userChannelId"},
+		indexed: append(append(str("serviceName", "channel", "state", "userChannelId", "userId"), date("created", "updated")...),
+			embeddedmongo.Field{Name: "isBroadcast", Kind: embeddedmongo.KindBool},
+			// A user's own list (the API's audience and visibility
+			// rule): addressed to them (userChannelId, userId) or an
+			// in-app broadcast (isBroadcast_channel), each found by an
+			// index; validity and deletedBy are checked on those few.
+			embeddedmongo.Field{Name: "validTill", Kind: embeddedmongo.KindDate, Unindexed: true},
+			embeddedmongo.Field{Name: "invalidBefore", Kind: embeddedmongo.KindDate, Unindexed: true},
+			embeddedmongo.Field{Name: "deletedBy", Kind: embeddedmongo.KindStrings, Unindexed: true}),
+		single: []string{"userChannelId", "userId"},
 		composites: [][]string{{"created", "serviceName", "channel", "state", "isBroadcast"}, {"updated", "serviceName", "channel", "state", "isBroadcast"},
-			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"}},
+			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"},
+			{"isBroadcast", "channel"}},
 		textFields: []string{"serviceName", "channel", "state", "userChannelId", "userId",
 			"message.from", "message.subject", "message.textBody", "message.htmlBody", "message.title", "message.body"},
 	}

@@ -30,9 +30,10 @@
 // console's sorts and filters. On the embedded store, where FerretDB would
 // read and decode the whole collection for any of them, a filter that is
 // a conjunction of equality, $ne, $in, $nin and range conditions on a
-// schema's indexed fields, sorted on one of them, is answered in SQLite
-// from indexes of ours ([Store.EnsureFieldIndexes],
-// embeddedmongo.Lookup.IndexFields): a count is an index count; a page
+// schema's indexed fields and of $ors of such conjunctions, sorted on one
+// of them, is answered in SQLite from indexes of ours
+// ([Store.EnsureFieldIndexes], embeddedmongo.Lookup.IndexFields): a count
+// is an index count; a page
 // is the rowids of an index walked in sort order (a composite that also
 // holds the filter fields, so the walk and the skip read index entries,
 // not documents; or, when the count says few documents match, those few
@@ -44,6 +45,15 @@
 // triggers of ours keep exact as documents are written
 // (embeddedmongo.Lookup.KeepGroupCounts; a GROUP BY over a composite
 // index while the triggers are missing).
+// Some fields have no index of their own (a notification's validTill,
+// invalidBefore and deletedBy, an array of user ids compared with
+// MongoDB's array semantics): a query naming them, or holding an $or, is
+// answered only when SQLite's plan finds the documents through indexes
+// (checked with EXPLAIN QUERY PLAN), never by reading the table. So a
+// signed-in user's own notification list — in-app, broadcast or addressed
+// to them ($or of isBroadcast, userChannelId, userId), valid now, not
+// deleted by them — is found by three indexes and sorted from the few
+// matches.
 // SQLite compares what FerretDB stores as MongoDB does for strings, dates
 // and booleans; a collection where some document holds another type in
 // those fields (found by a partial index that holds only such documents)
