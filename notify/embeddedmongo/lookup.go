@@ -48,6 +48,7 @@ type Lookup struct {
 	mu     sync.Mutex
 	tables map[string]string // collection name -> SQLite table
 	seen   sync.Map          // names of indexes known to exist
+	sizes  sync.Map          // table -> tableSize, for choosing how to find a page
 }
 
 // Lookup returns the lookup of database db; nil in memory (there is no

@@ -91,18 +91,25 @@ type Query struct {
 	Composites [][]string
 }
 
-// smallSet is how many matching documents a page is sorted from rather
-// than found by walking an index in sort order: reading this many
-// documents costs about as much as walking the index past the others.
+// smallSet is how many matching documents a page is sorted from at most
+// when no composite index serves the sort: more are left to SQLite's own
+// plan (or refused, for a query whose plan is checked).
 const smallSet = 3000
 
-// sortIndex names the composite index that starts with q's first sort
+// docPerEntry is what sorting a matching document costs SQLite (reading
+// the document and extracting the sort key: about 45 µs at a million
+// subscriptions) in walks of one index entry (about 0.1 µs): a page is
+// sorted from the matches when that costs less than walking a composite
+// index in sort order past the entries that do not match.
+const docPerEntry = 300
+
+// sortIndex is the composite index that starts with q's first sort
 // field and holds every field q's conditions name: walked in sort order,
 // it answers the conditions from its own entries, reading a document only
 // for each row of the page.
-func (q Query) sortIndex(table string) string {
+func (q Query) sortIndex() []string {
 	if len(q.Order) == 0 {
-		return ""
+		return nil
 	}
 next:
 	for _, c := range q.Composites {
@@ -114,9 +121,46 @@ next:
 				continue next
 			}
 		}
-		return compositeName(table, c)
+		return c
 	}
-	return ""
+	return nil
+}
+
+// rangeIndex finds, for a query sorted on one field, a composite whose
+// first fields are each fixed by an equality to one value, followed by
+// the sort field, and which holds every other field the conditions name:
+// the range the equalities select is already in sort order, so a page is
+// the skip and limit of that range, with no count and no sort. It
+// returns the composite.
+func (q Query) rangeIndex() []string {
+	if len(q.Order) != 1 {
+		return nil
+	}
+	fixed := map[string]bool{}
+	for _, c := range q.Conds {
+		if c.Op == OpEq && len(c.Values) == 1 && c.Values[0] != nil {
+			fixed[c.Field] = true
+		}
+	}
+next:
+	for _, c := range q.Composites {
+		k := slices.Index(c, q.Order[0].Field)
+		if k <= 0 {
+			continue
+		}
+		for _, f := range c[:k] {
+			if !fixed[f] {
+				continue next
+			}
+		}
+		for _, cond := range q.Conds {
+			if !slices.Contains(c, cond.Field) {
+				continue next
+			}
+		}
+		return c
+	}
+	return nil
 }
 
 // allConds are q's conditions, those of its disjunctions included.
@@ -649,32 +693,88 @@ func readStored(ctx context.Context, db *sql.DB, t string, rowids []int64) (map[
 	return out, nil
 }
 
+// tableSize is how many documents a table held when counted.
+type tableSize struct {
+	n  int64
+	at time.Time
+}
+
+// rows is about how many documents table t holds: counted at most once a
+// minute (17 ms at a million), for weighing a walk against a sort, which
+// an estimate serves as well.
+func (l *Lookup) rows(ctx context.Context, db *sql.DB, t string) (int64, error) {
+	if v, ok := l.sizes.Load(t); ok && time.Since(v.(tableSize).at) < time.Minute {
+		return v.(tableSize).n, nil
+	}
+	var n int64
+	if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT count(*) FROM %q`, t)).Scan(&n); err != nil {
+		return 0, fmt.Errorf("embeddedmongo: count: %w", err)
+	}
+	l.sizes.Store(t, tableSize{n, time.Now()})
+	return n, nil
+}
+
 // pageRowids finds the rowids of q's page in table t, in q's order
 // (q.Limit 0: all after q.Skip).
 func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) ([]int64, error) {
-	w, args, err := l.where(ctx, db, t, q)
+	sqlq, args, err := l.pageSQL(ctx, db, t, q)
 	if err != nil {
 		return nil, err
 	}
-	// How to find the page: with conditions, SQLite's planner would
-	// take the index of a condition and sort every match, which at a
-	// million documents reads a hundred thousand of them. So the
-	// matches are counted first (from an index): few are sorted,
-	// many are found by walking a composite index in sort order.
-	// A query whose plan is checked is counted too, in natural order
-	// as well: SQLite would otherwise walk the table in rowid order
-	// rather than find and sort the few matches.
-	hint, sortFew, checked := "", false, q.planChecked()
-	if (len(q.Order) > 0 || checked) && w != "" {
+	return rowidsOf(ctx, db, sqlq, args...)
+}
+
+// pageSQL is the query of pageRowids and its arguments.
+func (l *Lookup) pageSQL(ctx context.Context, db *sql.DB, t string, q Query) (string, []any, error) {
+	w, args, err := l.where(ctx, db, t, q)
+	if err != nil {
+		return "", nil, err
+	}
+	// How to find the page. With conditions, SQLite's planner would take
+	// the index of a condition and sort every match, which at a million
+	// documents reads a hundred thousand of them. So: a composite whose
+	// leading fields the equalities fix and whose next is the sort field
+	// gives the page as a range; otherwise the matches are counted (from
+	// an index), and either sorted, when they are few, or found by
+	// walking a composite index in sort order, whichever reads less.
+	// A query whose plan is checked is counted too, in natural order as
+	// well: SQLite would otherwise walk the table in rowid order rather
+	// than find and sort the few matches.
+	//
+	// index is the composite that serves the order (nil: SQLite sorts,
+	// or picks the index itself when there are no conditions); from is
+	// where the sort field is in it.
+	var index []string
+	from, sortFew, checked := 0, false, q.planChecked()
+	if c := q.rangeIndex(); c != nil && !checked && l.hasIndex(ctx, db, t, compositeName(t, c)) {
+		index, from = c, slices.Index(c, q.Order[0].Field)
+	} else if (len(q.Order) > 0 || checked) && w != "" {
 		n, err := countWhere(ctx, db, t, w, args, checked)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
-		if n <= smallSet {
+		sortFew = n <= smallSet
+		if c := q.sortIndex(); c != nil && l.hasIndex(ctx, db, t, compositeName(t, c)) {
 			sortFew = true
-		} else if idx := q.sortIndex(t); idx != "" && l.hasIndex(ctx, db, t, idx) {
-			hint = " INDEXED BY " + strconvQuote(idx)
+			total, err := l.rows(ctx, db, t)
+			if err != nil {
+				return "", nil, err
+			}
+			// a walk passes about total/n entries per match it finds
+			walk := total
+			if n > 0 && q.Limit > 0 {
+				walk = min(total, (q.Skip+q.Limit)*total/n)
+			}
+			if walk < n*docPerEntry {
+				index, sortFew = c, false
+			}
 		}
+	} else if len(q.Order) == 1 {
+		index = q.leading()
+	}
+	hint := ""
+	if index != nil && w != "" {
+		hint = " INDEXED BY " + strconvQuote(compositeName(t, index))
 	}
 	var order []string
 	for _, o := range q.Order {
@@ -685,15 +785,15 @@ func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) 
 		}
 		order = append(order, e+dirOf(o.Desc))
 	}
-	// Ties in the order of the index that serves the sort: the rest
-	// of a composite's fields, then the natural order (all in the
-	// first key's direction, so that the index walked one way serves
-	// the whole sort and SQLite never sorts a group of ties, such as
-	// the 900,000 confirmed ones under a sort by state). Pages of one
-	// sort never overlap.
+	// Ties in the order of the index that serves the sort: the rest of
+	// its fields, then the natural order (all in the first key's
+	// direction, so that the index walked one way serves the whole sort
+	// and SQLite never sorts a group of ties, such as the 900,000
+	// confirmed ones under a sort by state). Pages of one sort never
+	// overlap.
 	desc := len(q.Order) > 0 && q.Order[0].Desc
-	if c := q.leading(); len(q.Order) == 1 && c != nil && !sortFew {
-		for _, f := range c[1:] {
+	if index != nil && len(q.Order) == 1 {
+		for _, f := range index[from+1:] {
 			order = append(order, valueExpr(f, false)+dirOf(desc))
 		}
 	}
@@ -712,10 +812,10 @@ func (l *Lookup) pageRowids(ctx context.Context, db *sql.DB, t string, q Query) 
 	args = append(args, limit, q.Skip)
 	if checked && !sortFew {
 		if scan, err := readsTable(ctx, db, t, sqlq, args...); err != nil || scan {
-			return nil, cmp.Or(err, ErrUnanswerable)
+			return "", nil, cmp.Or(err, ErrUnanswerable)
 		}
 	}
-	return rowidsOf(ctx, db, sqlq, args...)
+	return sqlq, args, nil
 }
 
 // Count counts the documents q selects. ErrUnanswerable: ask

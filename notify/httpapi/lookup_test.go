@@ -53,7 +53,7 @@ func TestEmbeddedStoreIndexesSubscriberLookups(t *testing.T) {
 	// the composites, the selective fields, the partial index of
 	// documents whose fields break their kinds
 	want := "_govkit_c_channel_serviceName_state _govkit_c_created_serviceName_channel_state _govkit_c_serviceName_state_channel _govkit_c_state_channel_serviceName " +
-		"_govkit_c_updated_serviceName_channel_state _govkit_eq_userChannelId _govkit_eq_userId _govkit_fold_userChannelId _govkit_id " +
+		"_govkit_c_updated_serviceName_channel_state _govkit_c_userChannelId_serviceName_channel_state _govkit_eq_userChannelId _govkit_eq_userId _govkit_fold_userChannelId _govkit_id " +
 		"_govkit_odd_217bdb8d _govkit_type_userChannelId _govkit_type_userId"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("indexes %s, want %s", got, want)

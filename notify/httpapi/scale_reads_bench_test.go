@@ -2,12 +2,14 @@ package httpapi_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -216,6 +218,8 @@ func benchScaleReads(b *testing.B, n int) {
 		}
 		b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
 	})
+	// Every combination the console's list pages offer.
+	b.Run("console-matrix", func(b *testing.B) { benchConsoleMatrix(b, e, addr) })
 	// A where no index answers is refused, not read.
 	b.Run("unindexed-where", func(b *testing.B) {
 		for b.Loop() {
@@ -259,3 +263,66 @@ func rssKB(field string) int64 {
 
 // resetPeakRSS makes VmHWM start again from the current resident size.
 func resetPeakRSS() { _ = os.WriteFile("/proc/self/clear_refs", []byte("5"), 0) }
+
+// benchConsoleMatrix runs every list the console's pages can ask for —
+// each filter combination of its forms × each sort it offers × the first
+// page and one in the middle of the matches — with its count, and reports
+// the slowest and the mean per request (the slowest five are logged).
+func benchConsoleMatrix(b *testing.B, e *apitest.Env, addr string) {
+	type page struct{ path, where, order string }
+	var pages []page
+	add := func(path string, wheres, orders []string) {
+		for _, w := range wheres {
+			for _, o := range orders {
+				pages = append(pages, page{path, w, o})
+			}
+		}
+	}
+	add("/api/subscriptions",
+		[]string{`{}`, `{"serviceName":"svc3"}`, `{"state":"unconfirmed"}`, `{"channel":"sms"}`, `{"serviceName":"svc3","state":"confirmed"}`,
+			`{"serviceName":"svc4","channel":"sms","state":"deleted"}`, fmt.Sprintf(`{"userChannelId":%q}`, addr)},
+		[]string{`["created","desc"]`, `["created","asc"]`, `["updated","desc"]`, `["serviceName","asc"]`, `["userChannelId","asc"]`, `["state","asc"]`})
+	add("/api/notifications",
+		[]string{`{}`, `{"serviceName":"svc3"}`, `{"state":"sent"}`, `{"channel":"email"}`, `{"serviceName":"svc3","isBroadcast":true}`},
+		[]string{`["created","desc"]`, `["created","asc"]`, `["updated","desc"]`, `["serviceName","asc"]`})
+	add("/api/bounces",
+		[]string{`{}`, `{"state":"active"}`, fmt.Sprintf(`{"userChannelId":%q}`, addr)},
+		[]string{`["updated","desc"]`})
+	type timing struct {
+		what string
+		d    time.Duration
+	}
+	var worst []timing
+	var total time.Duration
+	var requests int
+	runtime.GC()
+	base := rssKB("VmRSS")
+	resetPeakRSS()
+	timed := func(what, path string) *apitest.Response {
+		start := time.Now()
+		r := e.Do(b, "GET", path, nil).Expect(b, http.StatusOK)
+		d := time.Since(start)
+		total += d
+		requests++
+		worst = append(worst, timing{what, d})
+		return r
+	}
+	for b.Loop() {
+		for _, p := range pages {
+			var c struct{ Count int }
+			timed(p.path+" count "+p.where, p.path+"/count?where="+url.QueryEscape(p.where)).JSON(b, &c)
+			for _, skip := range []int{0, c.Count / 2} {
+				f := fmt.Sprintf(`{"where":%s,"order":[%s],"skip":%d,"limit":25}`, p.where, p.order, skip)
+				timed(p.path+" "+f, p.path+"?filter="+url.QueryEscape(f))
+			}
+		}
+	}
+	slices.SortFunc(worst, func(x, y timing) int { return cmp.Compare(y.d, x.d) })
+	for _, w := range worst[:min(5, len(worst))] {
+		b.Logf("slowest: %s %s", w.d.Round(time.Millisecond), w.what)
+	}
+	b.ReportMetric(float64(worst[0].d.Microseconds())/1000, "max-ms")
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(requests), "mean-ms")
+	b.ReportMetric(float64(len(pages)*3), "requests/op")
+	b.ReportMetric(float64(rssKB("VmHWM")-base)/1024, "MB-peak-rss")
+}

@@ -101,11 +101,13 @@ var (
 		indexed: append(str("serviceName", "channel", "state", "userChannelId", "userId"), date("created", "updated")...),
 		single:  []string{"userChannelId", "userId"},
 		// Every combination of serviceName, state and channel is a prefix
-		// of one of the last three, so the console's counts read a range
-		// of one index; the first two serve its sorts by date with those
-		// filters.
+		// of one of the middle three, so the console's counts read a
+		// range of one index; each composite serves the console's sort by
+		// its first field (date, service, state, address) with filters on
+		// the others, checked on index entries.
 		composites: [][]string{{"created", "serviceName", "channel", "state"}, {"updated", "serviceName", "channel", "state"},
-			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"}},
+			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"},
+			{"userChannelId", "serviceName", "channel", "state"}},
 	}
 	notificationSchema = &schema{
 		name:  notify.CollNotification,
@@ -129,7 +131,7 @@ var (
 			embeddedmongo.Field{Name: "deletedBy", Kind: embeddedmongo.KindStrings, Unindexed: true}),
 		single: []string{"userChannelId", "userId"},
 		composites: [][]string{{"created", "serviceName", "channel", "state", "isBroadcast"}, {"updated", "serviceName", "channel", "state", "isBroadcast"},
-			{"serviceName", "state", "channel"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"},
+			{"serviceName", "state", "channel", "isBroadcast"}, {"state", "channel", "serviceName"}, {"channel", "serviceName", "state"},
 			{"isBroadcast", "channel"}},
 		textFields: []string{"serviceName", "channel", "state", "userChannelId", "userId",
 			"message.from", "message.subject", "message.textBody", "message.htmlBody", "message.title", "message.body"},

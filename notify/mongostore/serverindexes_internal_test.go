@@ -60,8 +60,8 @@ func TestServerIndexesServeTheConsoleReads(t *testing.T) {
 		reads     []read
 		selective []string
 	}{
-		{subscriptionSchema, reads([]string{"serviceName", "channel", "state"}, []string{"created", "updated"}, true, "userChannelId", "userId"), []string{"userChannelId", "userId"}},
-		{notificationSchema, reads([]string{"serviceName", "channel", "state", "isBroadcast"}, []string{"created", "updated"}, false), nil},
+		{subscriptionSchema, reads([]string{"serviceName", "channel", "state"}, []string{"created", "updated", "serviceName", "userChannelId", "state"}, true, "userChannelId", "userId"), []string{"userChannelId", "userId"}},
+		{notificationSchema, reads([]string{"serviceName", "channel", "state", "isBroadcast"}, []string{"created", "updated", "serviceName"}, false), nil},
 		{notificationSchema, reads([]string{"serviceName", "channel", "state"}, nil, true), nil},
 		{bounceSchema, reads([]string{"state", "channel"}, []string{"created", "updated"}, true, "userChannelId"), []string{"userChannelId"}},
 	}

@@ -33,16 +33,19 @@
 // schema's indexed fields and of $ors of such conjunctions, sorted on one
 // of them, is answered in SQLite from indexes of ours
 // ([Store.EnsureFieldIndexes], embeddedmongo.Lookup.IndexFields): a count
-// is an index count; a page
-// is the rowids of an index walked in sort order (a composite that also
-// holds the filter fields, so the walk and the skip read index entries,
-// not documents; or, when the count says few documents match, those few
-// sorted), then the page's documents read from SQLite in bulk and
+// is an index count; a page is the rowids of an index range or walk in
+// sort order, which reads index entries, not documents — the range of a
+// composite whose leading fields the equalities fix and whose next field
+// is the sort field; or else a composite that starts with the sort field
+// and holds the filter fields, walked past the entries that do not
+// match, unless the count says so few match that sorting them (reading
+// each) costs less — then the page's documents read from SQLite in bulk and
 // decoded from FerretDB's stored format into the bytes FerretDB would
 // send (embeddedmongo.Lookup.FindDocs; a document it cannot decode, or a
 // projection with dotted paths, is read through FerretDB by _id); such a
-// list returns every match up to [MaxIndexList] records; the console's subscription groups are counts that SQLite
-// triggers of ours keep exact as documents are written
+// list returns every match up to [MaxIndexList] records; the console's
+// subscription groups are counts that SQLite triggers of ours keep exact
+// as documents are written
 // (embeddedmongo.Lookup.KeepGroupCounts; a GROUP BY over a composite
 // index while the triggers are missing).
 // Some fields have no index of their own (a notification's validTill,
