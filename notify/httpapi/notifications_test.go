@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -1082,4 +1083,50 @@ func TestNotificationPutBroadcast(t *testing.T) {
 			t.Errorf("successful %v, want %v", got, want)
 		}
 	})
+}
+
+// TestListShowsLargeBroadcastsByTheirCounts: a list of notifications shows
+// a broadcast to more subscribers than listDispatchMax by its counts only
+// (its lists are the single record's), so that a page of large
+// broadcasts reads counts, not every result; a small one keeps its lists.
+func TestListShowsLargeBroadcastsByTheirCounts(t *testing.T) {
+	e := apitest.Start(t, apitest.Options{})
+	ctx := context.Background()
+	const big = 1001
+	subs := make([]*notify.Subscription, big)
+	for i := range subs {
+		subs[i] = &notify.Subscription{ServiceName: "big", Channel: notify.ChannelEmail, State: notify.StateConfirmed, UserChannelID: fmt.Sprintf("reader%d@example.org", i)}
+	}
+	if err := e.Store.Subscriptions().InsertMany(ctx, subs); err != nil {
+		t.Fatal(err)
+	}
+	smallID := addSub(t, e, notify.Subscription{ServiceName: "small", UserChannelID: "one@example.org"})
+	send := func(service string) string {
+		r := e.Do(t, "POST", "/api/notifications", map[string]any{"serviceName": service, "channel": "email", "isBroadcast": true, "message": emailMsg("hello")}).Expect(t, http.StatusOK).Map(t)
+		if r["state"] != "sent" {
+			t.Fatalf("%s broadcast: %v", service, r["state"])
+		}
+		return r["id"].(string)
+	}
+	bigID, smallNote := send("big"), send("small")
+	var list []map[string]any
+	e.Do(t, "GET", "/api/notifications?filter="+url.QueryEscape(`{"order":[["created","desc"]]}`), nil).Expect(t, http.StatusOK).JSON(t, &list)
+	byID := map[string]map[string]any{}
+	for _, n := range list {
+		byID[n["id"].(string)] = n
+	}
+	d := dispatchOf(t, byID[bigID])
+	if c, _ := d["counts"].(map[string]any); c["candidates"] != float64(big) || c["successful"] != float64(big) {
+		t.Errorf("large broadcast's counts in the list: %v", d["counts"])
+	}
+	if len(strs(d["candidates"])) != 0 || len(strs(d["successful"])) != 0 {
+		t.Errorf("large broadcast's lists in the list: %d candidates, %d successful", len(strs(d["candidates"])), len(strs(d["successful"])))
+	}
+	if got := strs(dispatchOf(t, byID[smallNote])["successful"]); !slices.Equal(got, []string{smallID}) {
+		t.Errorf("small broadcast's lists in the list: %v", got)
+	}
+	one := e.Do(t, "GET", "/api/notifications/"+bigID, nil).Expect(t, http.StatusOK).Map(t)
+	if got := len(strs(dispatchOf(t, one)["successful"])); got != big {
+		t.Errorf("the large broadcast's own record lists %d successful, want %d", got, big)
+	}
 }
