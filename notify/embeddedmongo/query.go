@@ -116,7 +116,7 @@ next:
 		if c[0] != q.Order[0].Field {
 			continue
 		}
-		for _, cond := range q.allConds() {
+		for _, cond := range q.AllConds() {
 			if !slices.Contains(c, cond.Field) {
 				continue next
 			}
@@ -163,8 +163,8 @@ next:
 	return nil
 }
 
-// allConds are q's conditions, those of its disjunctions included.
-func (q Query) allConds() []Cond {
+// AllConds are q's conditions, those of its disjunctions included.
+func (q Query) AllConds() []Cond {
 	out := slices.Clone(q.Conds)
 	for _, g := range q.Any {
 		for _, conj := range g {
@@ -174,10 +174,11 @@ func (q Query) allConds() []Cond {
 	return out
 }
 
-// planChecked reports whether SQLite's plan for q must be checked before
-// it is run: q names an unindexed field, or has a disjunction, which
-// SQLite answers from indexes only when every branch has one.
-func (q Query) planChecked() bool {
+// PlanChecked reports whether the database's plan for q must be checked
+// before it is run, so that q is never answered by reading the whole
+// table: q names an unindexed field, or has a disjunction, which a
+// planner answers from indexes only when every branch has one.
+func (q Query) PlanChecked() bool {
 	if len(q.Any) > 0 {
 		return true
 	}
@@ -321,7 +322,7 @@ func openWrite(l *Lookup) (*sql.DB, error) {
 // after checking that every field named has its indexes and only values
 // of its kind.
 func (l *Lookup) where(ctx context.Context, db *sql.DB, table string, q Query) (string, []any, error) {
-	for _, c := range q.allConds() {
+	for _, c := range q.AllConds() {
 		if _, ok := q.kind(c.Field); !ok || !validField(c.Field) {
 			return "", nil, ErrUnanswerable
 		}
@@ -745,7 +746,7 @@ func (l *Lookup) pageSQL(ctx context.Context, db *sql.DB, t string, q Query) (st
 	// or picks the index itself when there are no conditions); from is
 	// where the sort field is in it.
 	var index []string
-	from, sortFew, checked := 0, false, q.planChecked()
+	from, sortFew, checked := 0, false, q.PlanChecked()
 	if c := q.rangeIndex(); c != nil && !checked && l.hasIndex(ctx, db, t, compositeName(t, c)) {
 		index, from = c, slices.Index(c, q.Order[0].Field)
 	} else if (len(q.Order) > 0 || checked) && w != "" {
@@ -828,7 +829,7 @@ func (l *Lookup) Count(ctx context.Context, q Query) (int64, error) {
 		if err != nil {
 			return err
 		}
-		n, err = countWhere(ctx, db, t, w, args, q.planChecked())
+		n, err = countWhere(ctx, db, t, w, args, q.PlanChecked())
 		return err
 	})
 	return n, err

@@ -35,6 +35,14 @@
 //     _id through FerretDB); [Index.Count], [Index.AtLeast] and
 //     [Index.Groups] are one SQL count or GROUP BY each, done by
 //     PostgreSQL.
+//   - A query with $or groups, or naming a field without an index of its
+//     own (a notification's validTill, invalidBefore, deletedBy — an
+//     array of user ids, matched with @>, the way MongoDB matches an
+//     array), is answered only when PostgreSQL's plan (EXPLAIN) reads
+//     no whole table: such as a signed-in user's own notification list,
+//     found through our indexes (the one that starts with channel, or
+//     those on userChannelId, userId and isBroadcast, channel) and
+//     sorted from those few.
 //
 // PostgreSQL counts with an index-only scan only when no column is needed
 // beyond the index, which an expression index never provides for its own

@@ -2,8 +2,10 @@ package ferretpg
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,12 +53,15 @@ func oddExpr(fields []embeddedmongo.Field) string {
 	parts := make([]string, 0, len(fields))
 	for _, f := range fields {
 		if f.Kind == embeddedmongo.KindStrings {
-			continue // never compared here (see where)
+			// a string, or an array whose elements (their schemas, "i")
+			// are all strings: an ObjectId or null element would match
+			// as a string or not at all under @>
+			t := schemaTypeExpr(f.Name)
+			parts = append(parts, fmt.Sprintf(`coalesce(%s, 'null') NOT IN ('string', 'array', 'null')`, t),
+				fmt.Sprintf(`(%s = 'array' AND jsonb_path_exists(_jsonb->'$s'->'p'->'%s'->'i', '$[*] ? (@.t != "string")'))`, t, f.Name))
+			continue
 		}
 		parts = append(parts, fmt.Sprintf(`coalesce(%s, 'null') NOT IN ('%s', 'null')`, schemaTypeExpr(f.Name), f.Kind))
-	}
-	if len(parts) == 0 {
-		return "(false)"
 	}
 	return "(" + strings.Join(parts, " OR ") + ")"
 }
@@ -178,22 +183,12 @@ func (x *Index) indexIDs(ctx context.Context, t string) error {
 // checking that every field named has its kind and the collection no
 // document of another kind in them.
 func (x *Index) where(ctx context.Context, table string, q embeddedmongo.Query) (string, []any, error) {
-	// Not (yet) answered here: disjunctions, arrays of strings, fields
-	// without an index of their own (the embedded store's plan check).
-	if len(q.Any) > 0 {
-		return "", nil, errUnanswerable
-	}
-	for _, c := range q.Conds {
-		if f, ok := fieldOf(q.Fields, c.Field); ok && (f.Unindexed || f.Kind == embeddedmongo.KindStrings) {
-			return "", nil, errUnanswerable
-		}
-	}
 	for _, o := range q.Order {
 		if k, _ := kindOf(q.Fields, o.Field); k == embeddedmongo.KindStrings {
 			return "", nil, errUnanswerable
 		}
 	}
-	for _, c := range q.Conds {
+	for _, c := range q.AllConds() {
 		if _, ok := kindOf(q.Fields, c.Field); !ok || !validField(c.Field) {
 			return "", nil, errUnanswerable
 		}
@@ -229,56 +224,103 @@ func (x *Index) where(ctx context.Context, table string, q embeddedmongo.Query) 
 		args = append(args, v)
 		return fmt.Sprintf("$%d", len(args))
 	}
-	for _, c := range q.Conds {
+	// cond is c in SQL ("" for a condition every document meets).
+	cond := func(c embeddedmongo.Cond) (string, error) {
 		k, _ := kindOf(q.Fields, c.Field)
 		v := valueExpr(c.Field, k)
 		vals := make([]any, len(c.Values))
 		for i, y := range c.Values {
-			z, ok := sqlValue(k, y)
+			sk := k
+			if k == embeddedmongo.KindStrings {
+				sk = embeddedmongo.KindString
+			}
+			z, ok := sqlValue(sk, y)
 			if !ok {
-				return "", nil, errUnanswerable
+				return "", errUnanswerable
 			}
 			vals[i] = z
 		}
 		switch c.Op {
 		case embeddedmongo.OpEq, embeddedmongo.OpNe:
 			if len(vals) == 1 && vals[0] == nil {
+				// (an array of strings is not NULL: see oddExpr)
 				if c.Op == embeddedmongo.OpEq {
-					parts = append(parts, v+" IS NULL")
-				} else {
-					parts = append(parts, v+" IS NOT NULL")
+					return v + " IS NULL", nil
 				}
-				continue
+				return v + " IS NOT NULL", nil
 			}
 			if len(vals) == 0 {
 				if c.Op == embeddedmongo.OpEq {
-					parts = append(parts, "false")
+					return "false", nil
 				}
-				continue
+				return "", nil
 			}
 			ph := make([]string, len(vals))
 			for i, y := range vals {
 				if y == nil {
-					return "", nil, errUnanswerable
+					return "", errUnanswerable
 				}
 				ph[i] = arg(y)
 			}
+			if k == embeddedmongo.KindStrings {
+				// @> finds a string in an array of strings, or the
+				// string itself; null and missing contain nothing.
+				has := make([]string, len(ph))
+				for i, p := range ph {
+					has[i] = fmt.Sprintf(`_jsonb->'%s' @> to_jsonb(%s::text)`, c.Field, p)
+				}
+				in := "coalesce(" + strings.Join(has, " OR ") + ", false)"
+				if c.Op == embeddedmongo.OpEq {
+					return in, nil
+				}
+				return "NOT " + in, nil
+			}
 			in := v + " IN (" + strings.Join(ph, ", ") + ")"
 			if c.Op == embeddedmongo.OpEq {
-				parts = append(parts, in)
-			} else {
-				// MongoDB's $ne and $nin select null and missing too
-				parts = append(parts, "("+v+" IS NULL OR NOT "+in+")")
+				return in, nil
 			}
+			// MongoDB's $ne and $nin select null and missing too
+			return "(" + v + " IS NULL OR NOT " + in + ")", nil
 		case embeddedmongo.OpGt, embeddedmongo.OpGte, embeddedmongo.OpLt, embeddedmongo.OpLte:
-			if len(vals) != 1 || vals[0] == nil {
-				return "", nil, errUnanswerable
+			if k == embeddedmongo.KindStrings || len(vals) != 1 || vals[0] == nil {
+				return "", errUnanswerable
 			}
 			op := map[string]string{embeddedmongo.OpGt: ">", embeddedmongo.OpGte: ">=", embeddedmongo.OpLt: "<", embeddedmongo.OpLte: "<="}[c.Op]
-			parts = append(parts, v+" "+op+" "+arg(vals[0]))
-		default:
-			return "", nil, errUnanswerable
+			return v + " " + op + " " + arg(vals[0]), nil
 		}
+		return "", errUnanswerable
+	}
+	for _, c := range q.Conds {
+		p, err := cond(c)
+		if err != nil {
+			return "", nil, err
+		}
+		if p != "" {
+			parts = append(parts, p)
+		}
+	}
+	for _, g := range q.Any {
+		var alts []string
+		for _, conj := range g {
+			var ps []string
+			for _, c := range conj {
+				p, err := cond(c)
+				if err != nil {
+					return "", nil, err
+				}
+				if p != "" {
+					ps = append(ps, p)
+				}
+			}
+			if len(ps) == 0 {
+				ps = []string{"true"}
+			}
+			alts = append(alts, "("+strings.Join(ps, " AND ")+")")
+		}
+		if len(alts) == 0 {
+			alts = []string{"false"}
+		}
+		parts = append(parts, "("+strings.Join(alts, " OR ")+")")
 	}
 	if len(parts) == 0 {
 		return "", args, nil
@@ -330,6 +372,9 @@ func (x *Index) Find(ctx context.Context, q embeddedmongo.Query) ([]any, error) 
 	err := x.withTable(ctx, q.Coll, func(t string) error {
 		sqlq, args, err := x.findSQL(ctx, t, q)
 		if err != nil {
+			return err
+		}
+		if err := x.checkPlan(ctx, t, q, sqlq, args); err != nil {
 			return err
 		}
 		ids, err = x.ids(ctx, sqlq, args...)
@@ -394,13 +439,51 @@ func dir(desc bool) string {
 	return " ASC"
 }
 
-// Count counts the documents q.Conds select. ErrUnanswerable: ask
+// checkPlan refuses (ErrUnanswerable) a query whose plan must be checked
+// (q.PlanChecked: a disjunction, a field without an index of its own)
+// when PostgreSQL would read every row of table t for it.
+func (x *Index) checkPlan(ctx context.Context, t string, q embeddedmongo.Query, sqlq string, args []any) error {
+	if !q.PlanChecked() {
+		return nil
+	}
+	var out []byte
+	if err := x.pool.QueryRow(ctx, "EXPLAIN (FORMAT JSON) "+sqlq, args...).Scan(&out); err != nil {
+		return fmt.Errorf("ferretpg: plan: %w", err)
+	}
+	type node struct {
+		Type     string `json:"Node Type"`
+		Relation string `json:"Relation Name"`
+		Plans    []node `json:"Plans"`
+	}
+	var plans []struct{ Plan node }
+	if err := json.Unmarshal(out, &plans); err != nil {
+		return fmt.Errorf("ferretpg: plan: %w", err)
+	}
+	var seq func(n node) bool
+	seq = func(n node) bool {
+		if n.Type == "Seq Scan" && n.Relation == t {
+			return true
+		}
+		return slices.ContainsFunc(n.Plans, seq)
+	}
+	for _, p := range plans {
+		if seq(p.Plan) {
+			return errUnanswerable
+		}
+	}
+	return nil
+}
+
+// Count counts the documents q selects. ErrUnanswerable: ask
 // FerretDB.
 func (x *Index) Count(ctx context.Context, q embeddedmongo.Query) (int64, error) {
 	var n int64
 	err := x.withTable(ctx, q.Coll, func(t string) error {
 		sqlq, args, err := x.countSQL(ctx, t, q)
 		if err != nil {
+			return err
+		}
+		if err := x.checkPlan(ctx, t, q, sqlq, args); err != nil {
 			return err
 		}
 		if err := x.pool.QueryRow(ctx, sqlq, args...).Scan(&n); err != nil {
