@@ -51,6 +51,10 @@
 // parallel scan when most rows match), inside PostgreSQL; no document
 // reaches govkit or FerretDB.
 //
+// The primary's first start builds the indexes over the documents there:
+// each build reads the table once and holds writes to it back while it
+// runs (a plain CREATE INDEX; later starts find them made).
+//
 // The index only reads (and, on the primary at start, creates indexes);
 // documents are written through FerretDB. It needs a PostgreSQL role that
 // may read FerretDB's schema and create indexes on its tables (the role
@@ -177,14 +181,26 @@ func (x *Index) hasIndex(ctx context.Context, name string) bool {
 		// start indexes it.
 		return true
 	}
-	var ok bool
-	err := x.pool.QueryRow(ctx, `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
-		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, x.schema, name).Scan(&ok)
-	if err == nil && ok {
+	exists, valid, err := x.indexState(ctx, name)
+	if err == nil && exists && valid {
 		x.seen.Store(name, true)
 		return true
 	}
 	return false
+}
+
+// indexState: whether the index exists, and is valid (not left by a
+// build that failed).
+func (x *Index) indexState(ctx context.Context, name string) (exists, valid bool, err error) {
+	err = x.pool.QueryRow(ctx, `SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
+		JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`, x.schema, name).Scan(&valid)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, fmt.Errorf("ferretpg: index %s: %w", name, err)
+	}
+	return true, valid, nil
 }
 
 // indexName names one of our indexes: PostgreSQL cuts names at 63 bytes
@@ -203,13 +219,20 @@ func indexName(table, def, tail string) string {
 // createIndex creates an index of ours if missing; an invalid one (a
 // build that failed) is made again.
 func (x *Index) createIndex(ctx context.Context, table, name, def string) error {
-	if x.hasIndex(ctx, name) {
+	exists, valid, err := x.indexState(ctx, name)
+	if err != nil {
+		return err
+	}
+	if exists && valid {
+		x.seen.Store(name, true)
 		return nil
 	}
-	if _, err := x.pool.Exec(ctx, `DROP INDEX IF EXISTS `+pgx.Identifier{x.schema, name}.Sanitize()); err != nil {
-		return fmt.Errorf("ferretpg: index %s: %w", name, err)
+	if exists {
+		if _, err := x.pool.Exec(ctx, `DROP INDEX `+pgx.Identifier{x.schema, name}.Sanitize()); err != nil {
+			return fmt.Errorf("ferretpg: index %s: %w", name, err)
+		}
 	}
-	q := fmt.Sprintf(`CREATE INDEX %s ON %s %s`, pgx.Identifier{name}.Sanitize(), x.qualified(table), def)
+	q := fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %s ON %s %s`, pgx.Identifier{name}.Sanitize(), x.qualified(table), def)
 	if _, err := x.pool.Exec(ctx, q); err != nil {
 		return fmt.Errorf("ferretpg: index %s: %w", name, err)
 	}

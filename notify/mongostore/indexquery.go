@@ -388,8 +388,9 @@ func indexErr(err error) error {
 // it that no index answers (see the package doc) is refused with an
 // [UnindexedError] instead of reading a collection of more than n
 // documents (0: no limit). The API marks its lists and counts with it.
-// It applies where the field index is (the embedded store); MongoDB and
-// FerretDB on PostgreSQL scan on the server, bounded by the call timeout
+// It applies where the field index is (the embedded store, FerretDB on
+// PostgreSQL with ferretdbPostgresUri); MongoDB, and FerretDB on
+// PostgreSQL without it, scan on the server, bounded by the call timeout
 // of [WithCallTimeout].
 func WithScanLimit(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, scanLimitKey{}, n)

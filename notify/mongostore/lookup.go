@@ -19,7 +19,9 @@ import (
 // FieldIndex finds candidates for equality lookups the server itself
 // answers only by reading the whole collection: the embedded store
 // (FerretDB v1 pushes nothing but _id equality down to SQLite), through
-// SQLite indexes of ours on its file (notify/embeddedmongo.Lookup).
+// SQLite indexes of ours on its file (notify/embeddedmongo.Lookup), and
+// FerretDB v1 over PostgreSQL, through PostgreSQL indexes of ours on its
+// tables (notify/ferretpg.Index).
 type FieldIndex interface {
 	// Index creates what Candidates needs for field of collection coll,
 	// exact or case-folded.

@@ -17,17 +17,28 @@
 // change streams or distinct, and transactions only where the server has
 // them ([Store.WithTransaction] runs the function plainly otherwise).
 //
-// On the embedded store, queries on a subscription's userId or address,
-// or on _id with other conditions, which FerretDB v1 would answer by
-// reading the whole collection, are answered from candidates a
+// On the embedded store (and on FerretDB over PostgreSQL given its
+// PostgreSQL URL, see below), queries on a subscription's userId or
+// address, or on _id with other conditions, which FerretDB v1 would
+// answer by reading the whole collection, are answered from candidates a
 // [FieldIndex] finds (see [Store.SetFieldIndex]), with FerretDB's own
 // verdict on each.
 //
 // Lists, counts and the console's groups at scale: counting and sorting
 // are done by the server's indexes, never by loading documents into this
-// process. On MongoDB and FerretDB on PostgreSQL the schemas' indexes
-// (the original's and ours, made by [Store.EnsureIndexes]) serve the
-// console's sorts and filters. On the embedded store, where FerretDB would
+// process. On MongoDB the schemas' indexes (the original's and ours,
+// made by [Store.EnsureIndexes]) serve the console's sorts and filters.
+// FerretDB v1 on PostgreSQL makes those indexes but cannot use them: it
+// pushes only equality down to PostgreSQL (as _jsonb->'f' @> value, which
+// a B-tree on _jsonb->'f' cannot serve) and sorts and counts by fetching
+// every document. Given the PostgreSQL URL behind it (datasource
+// ferretdbPostgresUri), the same reads are answered in PostgreSQL from
+// expression indexes of ours on FerretDB's tables (notify/ferretpg, a
+// [FieldIndex] like the embedded store's): a count is one SQL count, a
+// page the _ids of an index walked in sort order (then each document read
+// by _id through FerretDB, which a GIN index of ours serves), the groups
+// one GROUP BY; without it they are FerretDB's scans, and the start log
+// says so. On the embedded store, where FerretDB would
 // read and decode the whole collection for any of them, a filter that is
 // a conjunction of equality, $ne, $in, $nin and range conditions on a
 // schema's indexed fields and of $ors of such conjunctions, sorted on one
@@ -132,7 +143,7 @@ type Store struct {
 	ferretDB  bool
 	listLimit int
 	// fieldIndex answers lookups the server would scan for (the
-	// embedded store); nil: none.
+	// embedded store, FerretDB over PostgreSQL); nil: none.
 	fieldIndex FieldIndex
 }
 

@@ -145,6 +145,9 @@ type Env struct {
 	Mail *mailcatcher.Catcher
 	// SMS records every request to the Swift fake.
 	SMS *SMSRecorder
+	// PostgresURL is the PostgreSQL database under FerretDB (Options
+	// FerretDBOnPostgres); "" on the embedded store.
+	PostgresURL string
 	// Client does not follow redirects, so tests see 302s.
 	Client *http.Client
 }
@@ -205,6 +208,7 @@ func Start(t testing.TB, o Options) *Env {
 	var embedded *embeddedmongo.Server
 	if o.FerretDBOnPostgres {
 		storeAt, pgURL = testsvc.RequireFerretDBOnPostgres(t)
+		e.PostgresURL = pgURL
 	} else {
 		storeAt = storeURI(t)
 		embedded = shared.srv
