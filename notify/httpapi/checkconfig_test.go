@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -29,7 +30,8 @@ func closedPort(t *testing.T) int {
 // the same settings with each part gone or wrong.
 func TestCheckConfig(t *testing.T) {
 	redis := testsvc.RequireRedis(t)
-	mongo := strings.TrimSuffix(testsvc.RequireFerretDB(t), "/") + "/notify"
+	ferret, pg := testsvc.RequireFerretDBOnPostgres(t)
+	mongo := strings.TrimSuffix(ferret, "/") + "/notify"
 	catcher := mailcatcher.New(mailcatcher.Options{})
 	smtpAddr, stop, err := catcher.Start(context.Background(), "127.0.0.1:0")
 	if err != nil {
@@ -71,6 +73,26 @@ func TestCheckConfig(t *testing.T) {
 		}
 		if n := len(catcher.Mails()); n != 0 {
 			t.Fatalf("check-config sent %d mails", n)
+		}
+	})
+
+	t.Run("on FerretDB the store line says whether its reads use indexes of ours, never the URL's password", func(t *testing.T) {
+		withPassword, err := url.Parse(pg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		withPassword.User = url.UserPassword(withPassword.User.Username(), "s3cret-pg")
+		for _, c := range []struct{ datasource, want string }{
+			{fmt.Sprintf(`{"uri": %q}`, mongo), "without datasource ferretdbPostgresUri"},
+			{fmt.Sprintf(`{"uri": %q, "ferretdbPostgresUri": %q}`, mongo, withPassword.String()), "answered from indexes of ours"},
+		} {
+			code, out := check(t, map[string]string{"NODE_ENV": "production"}, map[string]string{
+				"src/config.local.json":                    good,
+				"src/datasources/db.datasource.local.json": c.datasource,
+			})
+			if code != 0 || !strings.Contains(out, c.want) || strings.Contains(out, "s3cret-pg") {
+				t.Errorf("exit %d, want %q and no password\n%s", code, c.want, out)
+			}
 		}
 	})
 
