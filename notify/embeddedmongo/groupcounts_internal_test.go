@@ -3,6 +3,8 @@ package embeddedmongo
 import (
 	"context"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,5 +74,76 @@ func TestGroupsReadKeptCounts(t *testing.T) {
 	got, err := l.Groups(ctx, "subs", kinds, fields, 3)
 	if err != nil || !reflect.DeepEqual(got, want[:3]) {
 		t.Errorf("Groups %+v %v, want %+v", got, err, want[:3])
+	}
+}
+
+// TestIndexFieldsDropsStaleIndexes: composites and odd-document indexes
+// of ours that the fields given no longer name (an earlier version's)
+// are dropped at the next IndexFields; the others stay.
+func TestIndexFieldsDropsStaleIndexes(t *testing.T) {
+	ctx := context.Background()
+	srv, err := Start(ctx, Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = srv.Stop(c)
+	}()
+	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Disconnect(ctx)
+	if _, err := client.Database("db").Collection("subs").InsertOne(ctx, bson.D{{Key: "svc", Value: "a"}}); err != nil {
+		t.Fatal(err)
+	}
+	l := srv.Lookup("db")
+	defer l.Close()
+	db, err := l.conn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := l.table(ctx, db, "subs", false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := func() []string {
+		rows, err := db.QueryContext(ctx, `SELECT substr(name, length(?) + 1) FROM sqlite_master WHERE type = 'index' AND name GLOB ? ORDER BY 1`, tbl, tbl+"_govkit_*")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var n string
+			if err := rows.Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(n, "_govkit_odd_") {
+				out = append(out, n)
+			} else {
+				out = append(out, "_govkit_odd")
+			}
+		}
+		return out
+	}
+	s, st := Field{Name: "svc", Kind: KindString}, Field{Name: "state", Kind: KindString}
+	if err := l.IndexFields(ctx, "subs", []Field{s, st}, []string{"svc"}, [][]string{{"svc", "state"}, {"state", "svc"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ours(), []string{"_govkit_c_state_svc", "_govkit_c_svc_state", "_govkit_eq_svc", "_govkit_odd"}; !slices.Equal(got, want) {
+		t.Fatalf("indexes %v, want %v", got, want)
+	}
+	old := oddName(tbl, []Field{s, st})
+	if err := l.IndexFields(ctx, "subs", []Field{s}, []string{"svc"}, [][]string{{"svc", "state"}}); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ours(), []string{"_govkit_c_svc_state", "_govkit_eq_svc", "_govkit_odd"}; !slices.Equal(got, want) {
+		t.Errorf("indexes %v, want %v", got, want)
+	}
+	if l.hasIndex(ctx, db, tbl, old) {
+		t.Error("the old odd-document index is still there")
 	}
 }

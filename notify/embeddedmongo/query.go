@@ -294,6 +294,21 @@ func (l *Lookup) IndexFields(ctx context.Context, coll string, kinds []Field, si
 		// normally none, so the index is empty and costs nothing to keep.
 		qs = append(qs, fmt.Sprintf(`CREATE INDEX IF NOT EXISTS %q ON %q (%s) WHERE %s`, oddName(t, kinds), t, schemaTypeExpr("_id"), oddExpr(kinds)))
 	}
+	// Composites and odd-document indexes of ours that an earlier
+	// version made and this one does not: every write still keeps them
+	// up to date, for nothing.
+	want := map[string]bool{oddName(t, kinds): len(kinds) > 0}
+	for _, c := range composites {
+		want[compositeName(t, c)] = true
+	}
+	stale, err := l.staleIndexes(ctx, db, t, want)
+	if err != nil {
+		return err
+	}
+	for _, name := range stale {
+		qs = append(qs, fmt.Sprintf(`DROP INDEX IF EXISTS %q`, name))
+		l.seen.Delete(name)
+	}
 	// analysis_limit makes ANALYZE sample each index instead of reading it
 	// whole: milliseconds at a million documents, and estimates are all
 	// the planner needs.
@@ -304,6 +319,28 @@ func (l *Lookup) IndexFields(ctx context.Context, coll string, kinds []Field, si
 		}
 	}
 	return nil
+}
+
+// staleIndexes lists the composite and odd-document indexes of ours on
+// table t that want does not name.
+func (l *Lookup) staleIndexes(ctx context.Context, db *sql.DB, t string, want map[string]bool) ([]string, error) {
+	rows, err := db.QueryContext(ctx, `SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND (name GLOB ? OR name GLOB ?)`,
+		t, t+"_govkit_c_*", t+"_govkit_odd_*")
+	if err != nil {
+		return nil, fmt.Errorf("embeddedmongo: indexes: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			return nil, fmt.Errorf("embeddedmongo: indexes: %w", err)
+		}
+		if !want[name] {
+			out = append(out, name)
+		}
+	}
+	return out, rows.Err()
 }
 
 func compositeName(table string, fields []string) string {
