@@ -46,15 +46,17 @@ type sjsonElem struct {
 	items   []byte // "i": an array's elems, not yet parsed
 	subtype []byte // "s"
 	options []byte // "o"
-	hasItem bool
 }
 
 // member is one member of a JSON object: its decoded key and the span
 // of its value.
 type member struct {
-	key string
+	key []byte
 	val []byte
 }
+
+// schemaKey is the member that holds a stored document's schema.
+var schemaKey = []byte("$s")
 
 // decodeSJSON appends to dst the BSON document of the stored text data.
 func decodeSJSON(dst, data []byte) ([]byte, error) {
@@ -68,7 +70,7 @@ func decodeSJSON(dst, data []byte) ([]byte, error) {
 	if s.i != len(s.b) {
 		return nil, errSJSON
 	}
-	sch, ok := lookupMember(members, "$s")
+	sch, ok := lookupMember(members, schemaKey)
 	if !ok {
 		return nil, errSJSON
 	}
@@ -80,7 +82,7 @@ func decodeSJSON(dst, data []byte) ([]byte, error) {
 	// map counts them (a repeated key once).
 	n := 0
 	for i, m := range members {
-		if m.key != "$s" && !repeatedLater(members, i) {
+		if !bytes.Equal(m.key, schemaKey) && !repeatedLater(members, i) {
 			n++
 		}
 	}
@@ -88,7 +90,7 @@ func decodeSJSON(dst, data []byte) ([]byte, error) {
 		return nil, errSJSON
 	}
 	for _, k := range keys {
-		if k == "$s" { // the schema is not a field
+		if bytes.Equal(k, schemaKey) { // the schema is not a field
 			return nil, errSJSON
 		}
 	}
@@ -97,7 +99,7 @@ func decodeSJSON(dst, data []byte) ([]byte, error) {
 
 // appendDoc appends the BSON document of fields members in the order
 // keys gives, each value typed by its elem in props.
-func appendDoc(dst []byte, members []member, props []member, keys []string) ([]byte, error) {
+func appendDoc(dst []byte, members []member, props []member, keys [][]byte) ([]byte, error) {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
 	for _, k := range keys {
@@ -129,8 +131,8 @@ func endDoc(dst []byte, start int) ([]byte, error) {
 
 // appendHeader appends a BSON element's type and key; a key with a NUL
 // cannot be written.
-func appendHeader(dst []byte, t bson.Type, key string) ([]byte, error) {
-	if bytes.IndexByte([]byte(key), 0) >= 0 {
+func appendHeader(dst []byte, t bson.Type, key []byte) ([]byte, error) {
+	if bytes.IndexByte(key, 0) >= 0 {
 		return nil, errSJSON
 	}
 	dst = append(dst, byte(t))
@@ -140,7 +142,7 @@ func appendHeader(dst []byte, t bson.Type, key string) ([]byte, error) {
 
 // appendValue appends element key of the stored value v whose elem is
 // elem (nil when the schema has none).
-func appendValue(dst []byte, key string, v, elemText []byte) ([]byte, error) {
+func appendValue(dst []byte, key, v, elemText []byte) ([]byte, error) {
 	if string(v) == "null" {
 		return appendHeader(dst, bson.TypeNull, key)
 	}
@@ -182,7 +184,7 @@ func appendValue(dst []byte, key string, v, elemText []byte) ([]byte, error) {
 		}
 		return appendDoc(dst, members, props, keys)
 	case "array":
-		if !el.hasItem {
+		if el.items == nil {
 			return nil, errSJSON
 		}
 		items, err := s.array()
@@ -201,8 +203,9 @@ func appendValue(dst []byte, key string, v, elemText []byte) ([]byte, error) {
 		}
 		start := len(dst)
 		dst = append(dst, 0, 0, 0, 0)
+		var index [20]byte
 		for i, it := range items {
-			if dst, err = appendValue(dst, strconv.Itoa(i), it, elems[i]); err != nil {
+			if dst, err = appendValue(dst, strconv.AppendInt(index[:0], int64(i), 10), it, elems[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -345,7 +348,7 @@ func appendValue(dst []byte, key string, v, elemText []byte) ([]byte, error) {
 
 // parseSchema reads a schema {"p": {…}, "$k": […]}: the elems by field
 // and the fields' order.
-func parseSchema(text []byte) (props []member, keys []string, err error) {
+func parseSchema(text []byte) (props []member, keys [][]byte, err error) {
 	s := scanner{b: text}
 	members, err := s.object()
 	if err != nil {
@@ -355,7 +358,7 @@ func parseSchema(text []byte) (props []member, keys []string, err error) {
 		if repeatedLater(members, i) {
 			continue
 		}
-		switch m.key {
+		switch string(m.key) {
 		case "p":
 			if string(m.val) == "null" {
 				continue
@@ -371,9 +374,9 @@ func parseSchema(text []byte) (props []member, keys []string, err error) {
 			if err != nil {
 				return nil, nil, err
 			}
-			keys = make([]string, len(ks))
+			keys = make([][]byte, len(ks))
 			for j, k := range ks {
-				if keys[j], err = (&scanner{b: k}).str(); err != nil {
+				if keys[j], err = (&scanner{b: k}).strBytes(); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -384,51 +387,82 @@ func parseSchema(text []byte) (props []member, keys []string, err error) {
 	return props, keys, nil
 }
 
-// parseElem reads one elem of a schema.
+// parseElem reads one elem of a schema (without collecting its
+// members: it runs once per value).
 func parseElem(text []byte) (sjsonElem, error) {
 	var el sjsonElem
-	members, err := (&scanner{b: text}).object()
-	if err != nil {
-		return el, err
+	s := scanner{b: text}
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return el, errSJSON
 	}
-	for i, m := range members {
-		if repeatedLater(members, i) {
-			continue
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return el, s.end()
+	}
+	for {
+		s.ws()
+		k, err := s.keyToken()
+		if err != nil {
+			return el, err
 		}
-		null := string(m.val) == "null"
-		switch m.key {
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return el, errSJSON
+		}
+		s.i++
+		s.ws()
+		start := s.i
+		if err := s.skip(0); err != nil {
+			return el, err
+		}
+		v := s.b[start:s.i]
+		// a repeated member's last value counts, as in a decoded map
+		var set *[]byte
+		switch string(k) {
 		case "t":
-			if el.typ, err = (&scanner{b: m.val}).strBytes(); err != nil {
+			if el.typ, err = (&scanner{b: v}).strBytes(); err != nil {
 				return el, err
 			}
 		case "$s":
-			if !null {
-				el.schema = m.val
-			}
+			set = &el.schema
 		case "i":
-			if !null {
-				el.items, el.hasItem = m.val, true
-			}
+			set = &el.items
 		case "s":
-			if !null {
-				el.subtype = m.val
-			}
+			set = &el.subtype
 		case "o":
-			if !null {
-				el.options = m.val
+			set = &el.options
+		default:
+			return el, errSJSON
+		}
+		if set != nil {
+			*set = nil
+			if string(v) != "null" {
+				*set = v
 			}
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			return el, errSJSON
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return el, s.end()
 		default:
 			return el, errSJSON
 		}
 	}
-	return el, nil
 }
 
 // lookupMember is the value of key among members: the last one, as a
 // Go map decoded from the JSON keeps it.
-func lookupMember(members []member, key string) ([]byte, bool) {
+func lookupMember(members []member, key []byte) ([]byte, bool) {
 	for i := len(members) - 1; i >= 0; i-- {
-		if members[i].key == key {
+		if bytes.Equal(members[i].key, key) {
 			return members[i].val, true
 		}
 	}
@@ -437,7 +471,7 @@ func lookupMember(members []member, key string) ([]byte, bool) {
 
 func repeatedLater(members []member, i int) bool {
 	for _, m := range members[i+1:] {
-		if m.key == members[i].key {
+		if bytes.Equal(m.key, members[i].key) {
 			return true
 		}
 	}
@@ -492,7 +526,7 @@ func (s *scanner) object() ([]member, error) {
 	}
 	for {
 		s.ws()
-		k, err := s.strToken()
+		k, err := s.keyToken()
 		if err != nil {
 			return nil, err
 		}
@@ -650,6 +684,16 @@ func (s *scanner) word(w string) error {
 	return errSJSON
 }
 
+// strSpecial marks the bytes a string token's scan stops at: the quote,
+// the backslash, control characters (not allowed) and bytes of non-ASCII
+// characters (checked as UTF-8).
+var strSpecial = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = c == '"' || c == '\\' || c < 0x20 || c >= 0x80
+	}
+	return t
+}()
+
 // strSpan passes over a string token; plain: its content is its text
 // as is (no escapes, valid UTF-8).
 func (s *scanner) strSpan() (tok []byte, plain bool, err error) {
@@ -659,13 +703,20 @@ func (s *scanner) strSpan() (tok []byte, plain bool, err error) {
 	start := s.i
 	s.i++
 	plain = true
+	ascii := true
 	for s.i < len(s.b) {
+		for s.i < len(s.b) && !strSpecial[s.b[s.i]] {
+			s.i++
+		}
+		if s.i >= len(s.b) {
+			break
+		}
 		c := s.b[s.i]
 		switch {
 		case c == '"':
 			s.i++
 			tok = s.b[start:s.i]
-			if plain && !utf8.Valid(tok) {
+			if plain && !ascii && !utf8.Valid(tok) {
 				plain = false
 			}
 			return tok, plain, nil
@@ -694,6 +745,7 @@ func (s *scanner) strSpan() (tok []byte, plain bool, err error) {
 		case c < 0x20:
 			return nil, false, errSJSON
 		default:
+			ascii = false
 			s.i++
 		}
 	}
@@ -716,6 +768,23 @@ func (s *scanner) strToken() (string, error) {
 	return out, nil
 }
 
+// keyToken is strToken without a copy when the string needs no
+// unescaping.
+func (s *scanner) keyToken() ([]byte, error) {
+	tok, plain, err := s.strSpan()
+	if err != nil {
+		return nil, err
+	}
+	if plain {
+		return tok[1 : len(tok)-1], nil
+	}
+	var out string
+	if err := json.Unmarshal(tok, &out); err != nil {
+		return nil, errSJSON
+	}
+	return []byte(out), nil
+}
+
 // str reads a value that must be a string and nothing else.
 func (s *scanner) str() (string, error) {
 	v, err := s.strToken()
@@ -727,21 +796,11 @@ func (s *scanner) str() (string, error) {
 
 // strBytes is str without a copy when the string needs no unescaping.
 func (s *scanner) strBytes() ([]byte, error) {
-	tok, plain, err := s.strSpan()
+	b, err := s.keyToken()
 	if err != nil {
 		return nil, err
 	}
-	if err := s.end(); err != nil {
-		return nil, err
-	}
-	if plain {
-		return tok[1 : len(tok)-1], nil
-	}
-	var out string
-	if err := json.Unmarshal(tok, &out); err != nil {
-		return nil, errSJSON
-	}
-	return []byte(out), nil
+	return b, s.end()
 }
 
 // numberSpan passes over a number token, checking JSON's grammar.
