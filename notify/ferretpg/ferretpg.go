@@ -31,6 +31,17 @@
 //   - A GIN index (jsonb_path_ops) on _jsonb->'_id' serves FerretDB's own
 //     _id lookups (@>), which every page read and update by id makes; one
 //     on _jsonb->'field' serves its equality lookups on userId.
+//     FerretDB's statements name the field as a parameter
+//     (_jsonb->$1 @> $2), which PostgreSQL matches to an expression index
+//     only in a plan made with the values; its plan cache keeps making
+//     those while the generic plan (a scan) costs more, which these
+//     indexes see to (the tests also set plan_cache_mode to
+//     force_custom_plan).
+//   - For userChannelId, a B-tree on the value lower-cased (ASCII, with
+//     the two letters Go's regexp folds onto ASCII) and a partial index
+//     of the documents holding an array there give [Index.Candidates]
+//     for a case-insensitive whole-address lookup; for userId the GIN
+//     index gives them for equality.
 //   - [Index.Find] returns a page's _ids (mongostore then reads each by
 //     _id through FerretDB); [Index.Count], [Index.AtLeast] and
 //     [Index.Groups] are one SQL count or GROUP BY each, done by
