@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -505,4 +506,29 @@ func TestFindDocsReadsThePageInBulk(t *testing.T) {
 			t.Errorf("%s: %d documents read through FerretDB, want the 1 not decoded", tc.name, fallbacks)
 		}
 	}
+}
+
+// FuzzDecodeStored: whatever the stored text, the decoder returns an
+// error or a valid BSON document, and decodes only valid JSON.
+func FuzzDecodeStored(f *testing.F) {
+	for _, s := range []string{
+		`{"$s":{"p":{"_id":{"t":"objectId"},"a":{"t":"array","i":[{"t":"int"},{"t":"string"},{"t":"object","$s":{"p":{"x":{"t":"double"}},"$k":["x"]}}]}},"$k":["_id","a"]},"_id":"0102030405060708090a0b0c","a":[1,"two",{"x":-1.5e-7}]}`,
+		`{"$s":{"p":{"_id":{"t":"string"},"b":{"t":"binData","s":128},"r":{"t":"regex","o":"i"},"d":{"t":"date"},"ts":{"t":"timestamp"},"l":{"t":"long"},"n":{"t":"null"},"e":{"t":"object","$s":{}}},"$k":["_id","b","r","d","ts","l","n","e"]},"_id":"k\u00e9y\"","b":"AAEC","r":"^a","d":-1,"ts":18446744073709551615,"l":-9223372036854775808,"n":null,"e":{}}`,
+		`{"$s":{"p":{"_id":{"t":"bool"}},"$k":["_id"]},"_id":true}`,
+		`{"$s":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, text []byte) {
+		out, err := decodeSJSON(nil, text)
+		if err != nil {
+			return
+		}
+		if !json.Valid(text) {
+			t.Fatalf("decoded text that is not JSON: %q", text)
+		}
+		if err := bson.Raw(out).Validate(); err != nil {
+			t.Fatalf("decoded %q into invalid BSON: %v", text, err)
+		}
+	})
 }
