@@ -20,7 +20,9 @@ import (
 // subscriptions than the API reads whole (mongostore.DefaultScanLimit),
 // the lists and counts the console makes answer from indexes as a naive
 // evaluation of the same query over the seeded records does (order, skip,
-// limit, count, the stats' groups), and a where that no index answers is
+// limit, count, the stats' groups; a list without a limit returns all
+// its 1,050 matches, the whole collection's is refused with a 400 that
+// says to page), and a where that no index answers is
 // refused with a 400 that says which filters are fast, unless an indexed
 // condition narrows it to a few records. Speed is BenchmarkScaleReads'.
 func TestConsoleReadsOverTheScanLimit(t *testing.T) {
@@ -212,6 +214,34 @@ func consoleReadsOverTheScanLimit(t *testing.T, e *apitest.Env) {
 			if i > 0 && g.Count > got.Subscriptions[i-1].Count {
 				t.Errorf("group %d is larger than the one before", i)
 			}
+		}
+	})
+
+	t.Run("a list without a limit", func(t *testing.T) {
+		// 1,050 matches: more than a page read record by record (1,000),
+		// fewer than the embedded store's bulk read answers (10,000).
+		want := naive(cond{"serviceName": "svc3"})
+		slices.SortFunc(want, func(a, b *notify.Subscription) int { return b.Created.Compare(a.Created) })
+		path := "/api/subscriptions?filter=" + url.QueryEscape(`{"where":{"serviceName":"svc3"},"order":[["created","desc"]]}`)
+		if e.PostgresURL == "" {
+			var got []map[string]any
+			e.Do(t, "GET", path, nil).Expect(t, http.StatusOK).JSON(t, &got)
+			if len(got) != len(want) {
+				t.Fatalf("%d records, want %d", len(got), len(want))
+			}
+			for i, g := range got {
+				if g["id"] != want[i].ID.Hex() {
+					t.Fatalf("record %d is %v, want %s", i, g["id"], want[i].ID.Hex())
+				}
+			}
+		} else {
+			e.Do(t, "GET", path, nil).Expect(t, http.StatusBadRequest)
+		}
+		// The whole collection, more than either answers: the 400 says to page.
+		var body struct{ Message string }
+		e.Do(t, "GET", "/api/subscriptions?filter="+url.QueryEscape(`{"order":[["created","desc"]]}`), nil).Expect(t, http.StatusBadRequest).JSON(t, &body)
+		if !strings.Contains(body.Message, "limit of at most") || !strings.Contains(body.Message, "skip") {
+			t.Errorf("message %q does not say to page", body.Message)
 		}
 	})
 
