@@ -205,7 +205,6 @@ func benchScaleReads(b *testing.B, n int) {
 		{"subs-where-state", "/api/subscriptions" + filter(`{"where":{"state":"deleted"},"order":[["updated","desc"]],"limit":25}`)},
 		{"subs-where-address", "/api/subscriptions" + filter(fmt.Sprintf(`{"where":{"userChannelId":%q},"order":[["created","desc"]],"limit":25}`, addr))},
 		{"subs-unlimited-5k", window(5000)},
-		{"subs-unlimited-10k", window(9990)},
 		{"subs-count", "/api/subscriptions/count"},
 		{"subs-count-service", "/api/subscriptions/count" + where(`{"serviceName":"svc3"}`)},
 		{"subs-count-service-state", "/api/subscriptions/count" + where(`{"serviceName":"svc3","state":"confirmed"}`)},

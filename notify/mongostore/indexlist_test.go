@@ -91,8 +91,9 @@ func first(recs []*notify.Subscription) notify.Fields {
 
 // TestIndexListOverItsBoundIsRefused: a list without a limit that would
 // return more than mongostore.MaxIndexList records is refused under a
-// scan limit with the 400 that says to page; a page of that size is
-// answered.
+// scan limit with the 400 that says to page (the collection holding
+// more than the scan limit, which FerretDB would otherwise read whole);
+// a page of that size is answered.
 func TestIndexListOverItsBoundIsRefused(t *testing.T) {
 	if testing.Short() {
 		t.Skip("inserts 10,001 documents")
@@ -100,7 +101,8 @@ func TestIndexListOverItsBoundIsRefused(t *testing.T) {
 	ctx := context.Background()
 	fast := indexedStore(t)
 	var docs []any
-	for i := range mongostore.MaxIndexList + 1 {
+	n := max(mongostore.MaxIndexList, mongostore.DefaultScanLimit) + 1
+	for i := range n {
 		docs = append(docs, bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "serviceName", Value: "big"},
 			{Key: "channel", Value: "email"}, {Key: "state", Value: "confirmed"}, {Key: "userChannelId", Value: fmt.Sprint(i)}})
 	}
@@ -115,7 +117,7 @@ func TestIndexListOverItsBoundIsRefused(t *testing.T) {
 	_, err := fast.Subscriptions().Find(limited, mongostore.Query{Filter: filter})
 	var ue *mongostore.UnindexedError
 	if !errors.As(err, &ue) || ue.StatusCode() != 400 || ue.MaxList != mongostore.MaxIndexList {
-		t.Fatalf("a list of %d records: %v", mongostore.MaxIndexList+1, err)
+		t.Fatalf("a list of %d records: %v", n, err)
 	}
 	got, err := fast.Subscriptions().Find(limited, mongostore.Query{Filter: filter, Skip: 1, Limit: mongostore.MaxIndexList})
 	if err != nil || len(got) != mongostore.MaxIndexList {

@@ -28,10 +28,12 @@ const maxIndexPage = 1000
 // embedded store, see [docFinder]): a list without a limit, or with a
 // larger one, that matches more is the server's to give, or refused
 // under a scan limit (page through it with limit and skip). The whole
-// list is held in memory while it is built and sent as JSON: 10,000
-// subscriptions took 0.26–0.43 s and +30–48 MB of peak resident memory,
-// 50,000 +200 MB (BENCHMARKS.md, "Notify console reads at scale").
-const MaxIndexList = 10000
+// list is held in memory while it is built and sent as JSON: on a loaded
+// machine 5,000 subscriptions took 0.19–0.25 s and +28–34 MB of peak
+// resident memory, 10,000 0.26–0.43 s and +30–48 MB, 50,000 +200 MB
+// (BENCHMARKS.md, "Notify console reads at scale"); so the bound keeps
+// such a list within the 250 ms and 50 MB every list is held to.
+const MaxIndexList = 5000
 
 // docFinder is a FieldIndex that reads the documents of a page itself
 // (embeddedmongo.Lookup.FindDocs: one SQLite query per few hundred
