@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"testing"
 
 	"github.com/govkit/govkit/notify"
@@ -154,4 +155,55 @@ func BenchmarkBroadcast10k(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkFirstStartIndexes measures what the first start on an existing
+// embedded store costs the primary (EnsureFieldIndexes: the SQLite
+// indexes of ours, their statistics and the kept group counts, built
+// over the documents): the start after an upgrade from NotifyBC or from a
+// govkit without them. GOVKIT_BENCH_SIZE subscriptions (default 100,000;
+// ten services, three states, two channels), seeded before the timer
+// starts; run it with -benchtime 1x at large sizes.
+func BenchmarkFirstStartIndexes(b *testing.B) {
+	n := 100000
+	if v := os.Getenv("GOVKIT_BENCH_SIZE"); v != "" {
+		if _, err := fmt.Sscan(v, &n); err != nil || n < 1 {
+			b.Fatalf("GOVKIT_BENCH_SIZE: %q is not a size", v)
+		}
+	}
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		s := benchStore(b)
+		for start := 0; start < n; start += 5000 {
+			subs := make([]*notify.Subscription, 0, 5000)
+			for j := start; j < min(n, start+5000); j++ {
+				subs = append(subs, &notify.Subscription{
+					ServiceName: fmt.Sprint("service", j%10), Channel: []string{notify.ChannelEmail, notify.ChannelSMS}[j%2],
+					State:         []string{notify.StateConfirmed, notify.StateUnconfirmed, notify.StateDeleted}[j%3],
+					UserChannelID: fmt.Sprintf("user%d@example.org", j), UnsubscriptionCode: "12345",
+					ConfirmationRequest: notify.Fields{{Key: "confirmationCode", Value: "54321"}, {Key: "from", Value: "no_reply@invalid.local"},
+						{Key: "subject", Value: "Subscription confirmation"}, {Key: "textBody", Value: "Enter {subscription_confirmation_code} on screen"}},
+					Data: notify.Fields{{Key: "name", Value: fmt.Sprint("user ", j)}},
+				})
+			}
+			if err := s.Subscriptions().InsertMany(ctx, subs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		l := embedded.Lookup(s.Database())
+		s.SetFieldIndex(l)
+		b.StartTimer()
+		if err := s.EnsureFieldIndexes(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		groups, _, err := s.SubscriptionGroups(ctx, 100)
+		if err != nil || len(groups) != min(n, 30) { // a service has one channel: j%10 fixes j%2
+			b.Fatalf("groups after the build: %d, %v", len(groups), err)
+		}
+		_ = l.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)/float64(n)*1e6, "µs/subscription")
 }
