@@ -11,75 +11,80 @@
 // and lock and cronClaim (ours) for the named locks of [Store.Lock] and
 // the claims of [Store.Claim].
 //
-// The same code talks to MongoDB (4.2 or later, a replica set in
-// production) and to the embedded FerretDB of notify/embeddedmongo, so it
-// uses only what both offer: no $expr, $lookup, TTL or collation indexes,
-// change streams or distinct, and transactions only where the server has
-// them ([Store.WithTransaction] runs the function plainly otherwise).
-//
-// On the embedded store (and on FerretDB over PostgreSQL given its
-// PostgreSQL URL, see below), queries on a subscription's userId or
-// address, or on _id with other conditions, which FerretDB v1 would
-// answer by reading the whole collection, are answered from candidates a
-// [FieldIndex] finds (see [Store.SetFieldIndex]), with FerretDB's own
-// verdict on each.
-//
-// Lists, counts and the console's groups at scale: counting and sorting
-// are done by the server's indexes, never by loading documents into this
-// process. On MongoDB the schemas' indexes (the original's and ours,
-// made by [Store.EnsureIndexes]) serve the console's sorts and filters.
-// FerretDB v1 on PostgreSQL makes those indexes but cannot use them: it
-// pushes only equality down to PostgreSQL (as _jsonb->'f' @> value, which
-// a B-tree on _jsonb->'f' cannot serve) and sorts and counts by fetching
-// every document. Given the PostgreSQL URL behind it (datasource
-// ferretdbPostgresUri), the same reads are answered in PostgreSQL from
-// expression indexes of ours on FerretDB's tables (notify/ferretpg, a
-// [FieldIndex] like the embedded store's): a count is one SQL count, a
-// page the _ids of an index walked in sort order (then each document read
-// by _id through FerretDB, which a GIN index of ours serves), the groups
-// one GROUP BY; without it they are FerretDB's scans, and the start log
-// says so. On the embedded store, where FerretDB would
-// read and decode the whole collection for any of them, a filter that is
-// a conjunction of equality, $ne, $in, $nin and range conditions on a
-// schema's indexed fields and of $ors of such conjunctions, sorted on one
-// of them, is answered in SQLite from indexes of ours
-// ([Store.EnsureFieldIndexes], embeddedmongo.Lookup.IndexFields): a count
-// is an index count; a page is the rowids of an index range or walk in
-// sort order, which reads index entries, not documents — the range of a
-// composite whose leading fields the equalities fix and whose next field
-// is the sort field; or else a composite that starts with the sort field
-// and holds the filter fields, walked past the entries that do not
-// match, unless the count says so few match that sorting them (reading
-// each) costs less — then the page's documents read from SQLite in bulk and
-// decoded from FerretDB's stored format into the bytes FerretDB would
-// send (embeddedmongo.Lookup.FindDocs; a document it cannot decode, or a
-// projection with dotted paths, is read through FerretDB by _id); such a
-// list returns every match up to [MaxIndexList] records; the console's
-// subscription groups are counts that SQLite triggers of ours keep exact
-// as documents are written
-// (embeddedmongo.Lookup.KeepGroupCounts; a GROUP BY over a composite
-// index while the triggers are missing).
-// Some fields have no index of their own (a notification's validTill,
-// invalidBefore and deletedBy, an array of user ids compared with
-// MongoDB's array semantics): a query naming them, or holding an $or, is
-// answered only when SQLite's plan finds the documents through indexes
-// (checked with EXPLAIN QUERY PLAN), never by reading the table. So a
-// signed-in user's own notification list — in-app, broadcast or addressed
-// to them ($or of isBroadcast, userChannelId, userId), valid now, not
-// deleted by them — is found by three indexes and sorted from the few
-// matches.
-// SQLite compares what FerretDB stores as MongoDB does for strings, dates
-// and booleans; a collection where some document holds another type in
-// those fields (found by a partial index that holds only such documents)
-// is left to FerretDB. A read made with [WithScanLimit] (the API's lists
-// and counts) that none of this answers is refused with an
-// [UnindexedError] (400) when the collection holds more than the limit,
-// instead of a scan whose cost grows with the collection.
-//
 // Each collection is a [Collection] of its notify record type, with CRUD by
 // filter document (as the API's filter parser produces them) and by id. An
 // unknown or malformed id is [notify.ErrNotFound]; a unique index
 // violation is [notify.ErrDuplicate].
+//
+// # Servers
+//
+// The same code talks to MongoDB (4.2 or later, a replica set in
+// production), to the embedded FerretDB of notify/embeddedmongo (v1 on
+// SQLite) and to FerretDB v1 over PostgreSQL, so it uses only what all
+// offer: no $expr, $lookup, TTL or collation indexes, change streams or
+// distinct, and transactions only where the server has them
+// ([Store.WithTransaction] runs the function plainly otherwise).
+//
+// # Reads at scale
+//
+// Lists, counts and the console's groups are counted and sorted by
+// indexes, never by loading documents into this process.
+//
+// On MongoDB the schemas' indexes ([Store.EnsureIndexes]: the original's,
+// and ours — the same composites as below) serve the console's sorts and
+// filters.
+//
+// FerretDB v1 answers little from an index: on SQLite only _id equality;
+// on PostgreSQL it pushes equality down as _jsonb->'f' @> value, which a
+// B-tree cannot serve, and sorts and counts by fetching every document.
+// So on the embedded store, and on FerretDB over PostgreSQL given the
+// PostgreSQL URL behind it (datasource ferretdbPostgresUri), a
+// [FieldIndex] of ours reads FerretDB's tables directly
+// ([Store.SetFieldIndex]: embeddedmongo.Lookup on SQLite, notify/ferretpg
+// on PostgreSQL), from expression indexes of ours the primary makes at
+// start ([Store.EnsureFieldIndexes]). Without that URL, FerretDB over
+// PostgreSQL scans, and the start log says so. A field index answers:
+//
+//   - lookups: queries on a subscription's userId or address, or on _id
+//     with other conditions, from candidates it finds, with FerretDB's
+//     own verdict on each;
+//   - lists and counts: a filter that is a conjunction of equality, $ne,
+//     $in, $nin and range conditions on a schema's indexed fields, and of
+//     $ors of such conjunctions, sorted on one of them. A count is an
+//     index count. A page is the rows of an index range or walk in sort
+//     order, which reads index entries, not documents: the range of a
+//     composite whose leading fields the equalities fix and whose next
+//     field is the sort field; or else a composite that starts with the
+//     sort field and holds the filter fields, walked past the entries
+//     that do not match, unless the count says so few match that sorting
+//     them costs less. On SQLite the page's documents are then read in
+//     bulk and decoded from FerretDB's stored format into the bytes
+//     FerretDB would send (embeddedmongo.Lookup.FindDocs; a document it
+//     cannot decode, or a projection with dotted paths, is read through
+//     FerretDB by _id), and such a list returns every match up to
+//     [MaxIndexList] records;
+//   - the console's subscription groups: on SQLite, counts that triggers
+//     of ours keep exact as documents are written
+//     (embeddedmongo.Lookup.KeepGroupCounts); otherwise one GROUP BY over
+//     a composite index.
+//
+// Some fields have no index of their own (a notification's validTill,
+// invalidBefore and deletedBy, an array of user ids compared with
+// MongoDB's array semantics): a query naming them, or holding an $or, is
+// answered only when the database's plan finds the documents through
+// indexes (checked with EXPLAIN), never by reading the table. So a
+// signed-in user's own notification list — in-app, broadcast or addressed
+// to them ($or of isBroadcast, userChannelId, userId), valid now, not
+// deleted by them — is found by three indexes and sorted from the few
+// matches. The indexes compare what FerretDB stores as MongoDB does for
+// strings, dates and booleans; a collection where some document holds
+// another type in those fields (found by a partial index that holds only
+// such documents) is left to FerretDB.
+//
+// A read made with [WithScanLimit] (the API's lists and counts) that none
+// of this answers is refused with an [UnindexedError] (400) when the
+// collection holds more than the limit, instead of a scan whose cost
+// grows with the collection.
 package mongostore
 
 import (
