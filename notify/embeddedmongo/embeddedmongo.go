@@ -19,9 +19,24 @@
 // hits a unique index is retried one document at a time; a refused update
 // reports SQLite's "UNIQUE constraint failed" as an InternalError rather
 // than code 11000. In memory (Config.Dir empty) it allows one SQLite
-// connection. Start-up takes a few milliseconds (BENCHMARKS.md). Each database is one SQLite file (<name>.sqlite) in the
-// directory given to [Start]; SQLite runs in WAL mode with a busy timeout,
-// as FerretDB sets it up, and with synchronous=NORMAL (see [Start]).
+// connection. Start-up takes a few milliseconds (BENCHMARKS.md). Each
+// database is one SQLite file (<name>.sqlite) in the directory given to
+// [Start]; SQLite runs in WAL mode with a busy timeout, as FerretDB sets
+// it up, and with synchronous=NORMAL (see [Start]).
+//
+// # Reading the file directly
+//
+// Where FerretDB would scan, a [Lookup] reads the database file itself,
+// from SQLite expression indexes of ours on FerretDB's tables: the
+// equality lookups above ([Lookup.Candidates]); lists and counts
+// ([Lookup.IndexFields] makes the indexes, [Lookup.Find],
+// [Lookup.FindDocs] and [Lookup.Count] answer a [Query]), where FindDocs
+// reads a page's stored documents in bulk and decodes FerretDB's stored
+// JSON into the BSON FerretDB would send (sjson.go, checked byte for
+// byte against FerretDB); and the console's groups ([Lookup.Groups]),
+// from counts that triggers of ours keep exact ([Lookup.KeepGroupCounts]).
+// Anything it cannot answer exactly as FerretDB would is
+// [ErrUnanswerable], and the caller asks FerretDB.
 package embeddedmongo
 
 import (
