@@ -58,6 +58,17 @@ type member struct {
 // schemaKey is the member that holds a stored document's schema.
 var schemaKey = []byte("$s")
 
+// DecodeStored appends to dst the BSON document FerretDB sends for a
+// document stored as text (its sjson), or fails when the text is not
+// exactly FerretDB's format: the caller then reads the document through
+// FerretDB. It reads the fields in the order of the schema's "$k" lists,
+// never the text's, and parses each number by its schema type, so text
+// that PostgreSQL's jsonb gave back (keys reordered, numbers rewritten
+// without exponents) decodes to the same bytes (see notify/ferretpg).
+func DecodeStored(dst, text []byte) ([]byte, error) {
+	return decodeSJSON(dst, text)
+}
+
 // decodeSJSON appends to dst the BSON document of the stored text data.
 func decodeSJSON(dst, data []byte) ([]byte, error) {
 	s := scanner{b: data}

@@ -42,8 +42,13 @@
 //     of the documents holding an array there give [Index.Candidates]
 //     for a case-insensitive whole-address lookup; for userId the GIN
 //     index gives them for equality.
-//   - [Index.Find] returns a page's _ids (mongostore then reads each by
-//     _id through FerretDB); [Index.Count], [Index.AtLeast] and
+//   - [Index.FindDocs] returns a page's documents, read with the page in
+//     one statement and decoded from the stored jsonb into the bytes
+//     FerretDB sends (embeddedmongo.DecodeStored, which takes the
+//     fields' order from the stored "$k" lists and not from jsonb's,
+//     which sorts keys; a document it cannot decode is read through
+//     FerretDB by _id); [Index.Find] returns a page's _ids, for reads
+//     the store makes record by record; [Index.Count], [Index.AtLeast] and
 //     [Index.Groups] are one SQL count or GROUP BY each, done by
 //     PostgreSQL.
 //   - A query with $or groups, or naming a field without an index of its

@@ -385,6 +385,12 @@ func (x *Index) Find(ctx context.Context, q embeddedmongo.Query) ([]any, error) 
 
 // findSQL is the query Find runs (tests explain it).
 func (x *Index) findSQL(ctx context.Context, t string, q embeddedmongo.Query) (string, []any, error) {
+	return x.pageSQL(ctx, t, q, `_jsonb->>'_id', `+schemaTypeExpr("_id"))
+}
+
+// pageSQL selects cols of the rows of q's page, in q's order (q.Limit
+// 0: all after q.Skip).
+func (x *Index) pageSQL(ctx context.Context, t string, q embeddedmongo.Query, cols string) (string, []any, error) {
 	w, args, err := x.where(ctx, t, q)
 	if err != nil {
 		return "", nil, err
@@ -406,9 +412,13 @@ func (x *Index) findSQL(ctx context.Context, t string, q embeddedmongo.Query) (s
 	}
 	order = append(order, idExpr+dir(desc))
 	n := len(args)
-	sqlq := fmt.Sprintf(`SELECT _jsonb->>'_id', %s FROM %s%s ORDER BY %s LIMIT $%d OFFSET $%d`,
-		schemaTypeExpr("_id"), x.qualified(t), w, strings.Join(order, ", "), n+1, n+2)
-	return sqlq, append(args, q.Limit, q.Skip), nil
+	sqlq := fmt.Sprintf(`SELECT %s FROM %s%s ORDER BY %s LIMIT $%d OFFSET $%d`,
+		cols, x.qualified(t), w, strings.Join(order, ", "), n+1, n+2)
+	var limit any = q.Limit
+	if q.Limit == 0 {
+		limit = nil // LIMIT NULL: no limit
+	}
+	return sqlq, append(args, limit, q.Skip), nil
 }
 
 // leading is the composite that starts with q's first sort field.

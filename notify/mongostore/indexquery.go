@@ -25,7 +25,7 @@ const maxIndexPage = 1000
 
 // MaxIndexList is the most records a list answered from the field index
 // returns when the index reads the documents itself, in bulk (the
-// embedded store, see [docFinder]): a list without a limit, or with a
+// embedded store and FerretDB over PostgreSQL, see [docFinder]): a list without a limit, or with a
 // larger one, that matches more is the server's to give, or refused
 // under a scan limit (page through it with limit and skip). The whole
 // list is held in memory while it is built and sent as JSON: on a loaded
@@ -37,8 +37,9 @@ const MaxIndexList = 5000
 
 // docFinder is a FieldIndex that reads the documents of a page itself
 // (embeddedmongo.Lookup.FindDocs: one SQLite query per few hundred
-// documents instead of a server round trip for each). raw nil: the
-// document could not be read there; read it by id.
+// documents; ferretpg.Index.FindDocs: the page and its documents in one
+// PostgreSQL statement) instead of a server round trip for each. raw
+// nil: the document could not be read there; read it by id.
 type docFinder interface {
 	FindDocs(ctx context.Context, q embeddedmongo.Query, each func(id any, raw bson.Raw) error) error
 }
