@@ -57,12 +57,13 @@
 //     field is the sort field; or else a composite that starts with the
 //     sort field and holds the filter fields, walked past the entries
 //     that do not match, unless the count says so few match that sorting
-//     them costs less. On SQLite the page's documents are then read in
-//     bulk and decoded from FerretDB's stored format into the bytes
-//     FerretDB would send (embeddedmongo.Lookup.FindDocs; a document it
-//     cannot decode, or a projection with dotted paths, is read through
-//     FerretDB by _id), and such a list returns every match up to
-//     [MaxIndexList] records;
+//     them costs less. The page's documents are then read in bulk and
+//     decoded from FerretDB's stored format into the bytes FerretDB
+//     would send (embeddedmongo.Lookup.FindDocs on SQLite,
+//     ferretpg.Index.FindDocs on PostgreSQL, with the same decoder; a
+//     document it cannot decode, or a projection with dotted paths, is
+//     read through FerretDB by _id), and such a list returns every match
+//     up to [MaxIndexList] records;
 //   - the console's subscription groups: on SQLite, counts that triggers
 //     of ours keep exact as documents are written
 //     (embeddedmongo.Lookup.KeepGroupCounts); otherwise one GROUP BY over
