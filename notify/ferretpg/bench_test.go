@@ -106,3 +106,67 @@ func BenchmarkReads(b *testing.B) {
 		}
 	}
 }
+
+// byID is the index without FindDocs: the store reads each record of a
+// page by _id through FerretDB, as it did before lists were read in bulk.
+type byID struct{ mongostore.FieldIndex }
+
+// BenchmarkListInBulk measures a list of a thousand subscriptions read
+// with the page (FindDocs, "bulk") and read record by record by _id
+// through FerretDB ("by-id"), and the longest list without a limit
+// (mongostore.MaxIndexList, 5,000) read in bulk, on a real FerretDB over
+// PostgreSQL seeded with 25,000 subscriptions (two services of ten match).
+//
+//	go test ./notify/ferretpg -run '^$' -bench BenchmarkListInBulk -benchtime 5x
+func BenchmarkListInBulk(b *testing.B) {
+	n := 25000
+	mongoURI, pgURL := testsvc.RequireFerretDBOnPostgres(b)
+	ctx := context.Background()
+	open := func() *mongostore.Store {
+		st, err := mongostore.Open(ctx, mongoURI, mongostore.Options{Database: "notify"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = st.Close(context.Background()) })
+		return st
+	}
+	bulk, slow := open(), open()
+	if _, err := bulk.EnsureIndexes(ctx); err != nil {
+		b.Fatal(err)
+	}
+	seed(b, bulk, n)
+	x, err := Open(ctx, pgURL, "notify")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = x.Close() })
+	bulk.SetFieldIndex(x)
+	slow.SetFieldIndex(byID{x})
+	if err := bulk.EnsureFieldIndexes(ctx); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := x.pool.Exec(ctx, "VACUUM ANALYZE"); err != nil {
+		b.Fatal(err)
+	}
+	filter := bson.D{{Key: "serviceName", Value: bson.D{{Key: "$in", Value: bson.A{"svc1", "svc2"}}}}}
+	created := bson.D{{Key: "created", Value: -1}}
+	for _, r := range []struct {
+		name  string
+		st    *mongostore.Store
+		limit int64
+		want  int
+	}{
+		{"bulk/1000", bulk, 1000, 1000},
+		{"by-id/1000", slow, 1000, 1000},
+		{"bulk/5000-without-a-limit", bulk, 0, n / 5},
+	} {
+		b.Run(r.name, func(b *testing.B) {
+			for b.Loop() {
+				recs, err := r.st.Subscriptions().Find(mongostore.WithScanLimit(ctx, mongostore.DefaultScanLimit), mongostore.Query{Filter: filter, Sort: created, Limit: r.limit})
+				if err != nil || len(recs) != r.want {
+					b.Fatalf("%d records, %v", len(recs), err)
+				}
+			}
+		})
+	}
+}
