@@ -6,11 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // TestGroupsReadKeptCounts: once KeepGroupCounts has run, Groups answers
@@ -18,21 +15,8 @@ import (
 // null and missing as "", and follows later writes.
 func TestGroupsReadKeptCounts(t *testing.T) {
 	ctx := context.Background()
-	srv, err := Start(ctx, Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Stop(c)
-	}()
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Disconnect(ctx)
-	coll := client.Database("db").Collection("subs")
+	srv, mdb := startStore(t)
+	coll := mdb.Collection("subs")
 	doc := func(svc any, state string) bson.D {
 		return bson.D{{Key: "svc", Value: svc}, {Key: "state", Value: state}}
 	}
@@ -82,21 +66,8 @@ func TestGroupsReadKeptCounts(t *testing.T) {
 // are dropped at the next IndexFields; the others stay.
 func TestIndexFieldsDropsStaleIndexes(t *testing.T) {
 	ctx := context.Background()
-	srv, err := Start(ctx, Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Stop(c)
-	}()
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Disconnect(ctx)
-	if _, err := client.Database("db").Collection("subs").InsertOne(ctx, bson.D{{Key: "svc", Value: "a"}}); err != nil {
+	srv, mdb := startStore(t)
+	if _, err := mdb.Collection("subs").InsertOne(ctx, bson.D{{Key: "svc", Value: "a"}}); err != nil {
 		t.Fatal(err)
 	}
 	l := srv.Lookup("db")

@@ -6,11 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // TestLookupCandidates: the lookup finds, in natural order, the _ids
@@ -19,21 +16,8 @@ import (
 // collection it has not indexed, nor in memory.
 func TestLookupCandidates(t *testing.T) {
 	ctx := context.Background()
-	srv, err := Start(ctx, Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Stop(c)
-	}()
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Disconnect(ctx)
-	coll := client.Database("db").Collection("things")
+	srv, mdb := startStore(t)
+	coll := mdb.Collection("things")
 	oid := bson.NewObjectID()
 	docs := []any{
 		bson.D{{Key: "_id", Value: "s1"}, {Key: "owner", Value: "ann"}},

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
-	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // TestPagePlans: the SQL a page is found with reads what pageSQL's
@@ -19,20 +17,7 @@ import (
 // matches are many; a sort of the matches when they are few.
 func TestPagePlans(t *testing.T) {
 	ctx := context.Background()
-	srv, err := Start(ctx, Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = srv.Stop(c)
-	}()
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Disconnect(ctx)
+	srv, mdb := startStore(t)
 	const n = 6000
 	docs := make([]any, n)
 	epoch := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -43,7 +28,7 @@ func TestPagePlans(t *testing.T) {
 			{Key: "created", Value: epoch.Add(time.Duration(i) * time.Minute)},
 		}
 	}
-	if _, err := client.Database("db").Collection("subs").InsertMany(ctx, docs); err != nil {
+	if _, err := mdb.Collection("subs").InsertMany(ctx, docs); err != nil {
 		t.Fatal(err)
 	}
 	l := srv.Lookup("db")
