@@ -31,14 +31,7 @@ func BenchmarkReads(b *testing.B) {
 	}
 	mongoURI, pgURL := testsvc.RequireFerretDBOnPostgres(b)
 	ctx := context.Background()
-	open := func() *mongostore.Store {
-		st, err := mongostore.Open(ctx, mongoURI, mongostore.Options{Database: "notify"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close(context.Background()) })
-		return st
-	}
+	open := func() *mongostore.Store { return openStore(b, mongoURI) }
 	plain, st := open(), open()
 	if _, err := st.EnsureIndexes(ctx); err != nil {
 		b.Fatal(err)
@@ -122,14 +115,7 @@ func BenchmarkListInBulk(b *testing.B) {
 	n := 25000
 	mongoURI, pgURL := testsvc.RequireFerretDBOnPostgres(b)
 	ctx := context.Background()
-	open := func() *mongostore.Store {
-		st, err := mongostore.Open(ctx, mongoURI, mongostore.Options{Database: "notify"})
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Cleanup(func() { _ = st.Close(context.Background()) })
-		return st
-	}
+	open := func() *mongostore.Store { return openStore(b, mongoURI) }
 	bulk, slow := open(), open()
 	if _, err := bulk.EnsureIndexes(ctx); err != nil {
 		b.Fatal(err)

@@ -105,6 +105,18 @@ func sub(i, n int) *notify.Subscription {
 	return s
 }
 
+// openStore opens a store on database notify of the FerretDB at uri,
+// closed when the test ends.
+func openStore(t testing.TB, uri string) *mongostore.Store {
+	t.Helper()
+	st, err := mongostore.Open(context.Background(), uri, mongostore.Options{Database: "notify"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close(context.Background()) })
+	return st
+}
+
 func seed(t testing.TB, st *mongostore.Store, n int) {
 	t.Helper()
 	ctx := context.Background()
@@ -348,14 +360,7 @@ func TestReadsOnFerretDBAnswerAsFerretDBFromOurIndexes(t *testing.T) {
 	n := 20000
 	mongoURI, pgURL := testsvc.RequireFerretDBOnPostgres(t)
 	ctx := context.Background()
-	open := func() *mongostore.Store {
-		st, err := mongostore.Open(ctx, mongoURI, mongostore.Options{Database: "notify"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close(context.Background()) })
-		return st
-	}
+	open := func() *mongostore.Store { return openStore(t, mongoURI) }
 	plain, st := open(), open()
 	if _, err := st.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)

@@ -30,14 +30,7 @@ func TestUserListOnFerretDBAnswersAsFerretDB(t *testing.T) {
 	}
 	mongoURI, pgURL := testsvc.RequireFerretDBOnPostgres(t)
 	ctx := context.Background()
-	open := func() *mongostore.Store {
-		st, err := mongostore.Open(ctx, mongoURI, mongostore.Options{Database: "notify"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = st.Close(context.Background()) })
-		return st
-	}
+	open := func() *mongostore.Store { return openStore(t, mongoURI) }
 	plain, st := open(), open()
 	if _, err := st.EnsureIndexes(ctx); err != nil {
 		t.Fatal(err)
