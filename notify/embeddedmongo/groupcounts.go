@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -57,18 +56,11 @@ func (l *Lookup) KeepGroupCounts(ctx context.Context, coll string, fields []stri
 			return fmt.Errorf("embeddedmongo: cannot count field %q", f)
 		}
 	}
-	db, err := openWrite(l)
-	if err != nil {
+	db, t, err := l.writeTable(ctx, coll)
+	if db == nil || err != nil {
 		return err
 	}
 	defer db.Close()
-	t, err := l.table(ctx, db, coll, true)
-	if errors.Is(err, errNoTable) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("embeddedmongo: group counts: %w", err)

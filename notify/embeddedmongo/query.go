@@ -260,18 +260,11 @@ func oddName(table string, fields []Field) string {
 // selective each index is. The primary calls it at start; a collection
 // without a table yet is left alone.
 func (l *Lookup) IndexFields(ctx context.Context, coll string, kinds []Field, single []string, composites [][]string) error {
-	db, err := openWrite(l)
-	if err != nil {
+	db, t, err := l.writeTable(ctx, coll)
+	if db == nil || err != nil {
 		return err
 	}
 	defer db.Close()
-	t, err := l.table(ctx, db, coll, true)
-	if errors.Is(err, errNoTable) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	var qs []string
 	for _, f := range single {
 		if !validField(f) {
@@ -347,12 +340,23 @@ func compositeName(table string, fields []string) string {
 	return table + "_govkit_c_" + strings.Join(fields, "_")
 }
 
-func openWrite(l *Lookup) (*sql.DB, error) {
+// writeTable opens a connection that writes to the database file and
+// finds collection coll's table in it; a nil connection (and no error)
+// when the collection has no table yet. The caller closes it.
+func (l *Lookup) writeTable(ctx context.Context, coll string) (*sql.DB, string, error) {
 	db, err := sql.Open("sqlite", l.sqlURL(false))
 	if err != nil {
-		return nil, fmt.Errorf("embeddedmongo: lookup: %w", err)
+		return nil, "", fmt.Errorf("embeddedmongo: lookup: %w", err)
 	}
-	return db, nil
+	t, err := l.table(ctx, db, coll, true)
+	if err != nil {
+		db.Close()
+		if errors.Is(err, errNoTable) {
+			return nil, "", nil
+		}
+		return nil, "", err
+	}
+	return db, t, nil
 }
 
 // where builds the SQL condition and arguments of q's Conds and Any,
